@@ -1,0 +1,24 @@
+// The learning-rate schedule interface: a pure function of the step.
+#pragma once
+
+#include <cstdint>
+
+#include "orchestrate/api.h"
+
+namespace orchestrate {
+
+struct ScheduleContext {
+  double base_lr = 0.0;            // the optimizer's configured learning rate
+  std::int64_t steps_per_epoch = 0;
+  std::int64_t total_steps = 0;
+};
+
+class ORCHESTRATE_API LrSchedule {
+ public:
+  virtual ~LrSchedule();
+  // Learning rate for the 0-based global `step`. Pure, so resuming at any
+  // step reproduces the same trajectory.
+  virtual double learning_rate(std::int64_t step) const = 0;
+};
+
+}  // namespace orchestrate

@@ -1,0 +1,91 @@
+// Parameter schemas and resolved parameter values.
+//
+// Every component declares a ParamSchema; the host validates the recipe table
+// against it (unknown keys, missing keys, types, ranges, choices) and hands the
+// component a Params holding exactly the declared keys, defaults filled in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "orchestrate/api.h"
+
+namespace orchestrate {
+
+enum class ParamType { boolean, integer, real, string, integer_list, real_list, string_list };
+
+ORCHESTRATE_API const char* to_string(ParamType type);
+
+using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
+                                std::vector<double>, std::vector<std::string>>;
+
+ORCHESTRATE_API std::string to_display(const ParamValue& value);  // TOML-like text
+ORCHESTRATE_API ParamType type_of(const ParamValue& value);
+
+struct ORCHESTRATE_API ParamSpec {
+  std::string name;
+  ParamType type = ParamType::string;
+  std::string doc;
+  std::optional<ParamValue> default_value;  // none: the key is required
+  std::optional<double> min;                // numeric (and list element) bounds
+  std::optional<double> max;
+  std::vector<std::string> choices;  // allowed values of a string
+
+  bool required() const { return !default_value.has_value(); }
+  ParamSpec& at_least(double lower) { min = lower; return *this; }
+  ParamSpec& at_most(double upper) { max = upper; return *this; }
+  ParamSpec& between(double lower, double upper) { min = lower; max = upper; return *this; }
+  ParamSpec& one_of(std::vector<std::string> allowed) { choices = std::move(allowed); return *this; }
+  // The reason `value` is outside this spec's bounds or choices, or "" when it is fine.
+  std::string check(const ParamValue& value) const;
+};
+
+// Spec builders; pass std::nullopt as the default to make a key required.
+ORCHESTRATE_API ParamSpec bool_param(std::string name, std::optional<bool> def, std::string doc);
+ORCHESTRATE_API ParamSpec int_param(std::string name, std::optional<std::int64_t> def, std::string doc);
+ORCHESTRATE_API ParamSpec real_param(std::string name, std::optional<double> def, std::string doc);
+ORCHESTRATE_API ParamSpec string_param(std::string name, std::optional<std::string> def, std::string doc);
+ORCHESTRATE_API ParamSpec int_list_param(std::string name, std::optional<std::vector<std::int64_t>> def, std::string doc);
+ORCHESTRATE_API ParamSpec real_list_param(std::string name, std::optional<std::vector<double>> def, std::string doc);
+ORCHESTRATE_API ParamSpec string_list_param(std::string name, std::optional<std::vector<std::string>> def, std::string doc);
+
+class ORCHESTRATE_API ParamSchema {
+ public:
+  ParamSchema() = default;
+  ParamSchema(std::initializer_list<ParamSpec> specs);
+
+  ParamSchema& add(ParamSpec spec);  // a duplicate name is a programming error (throws)
+  const std::vector<ParamSpec>& specs() const { return specs_; }
+  const ParamSpec* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<ParamSpec> specs_;
+};
+
+// Resolved values, one per declared key.
+class ORCHESTRATE_API Params {
+ public:
+  void set(const std::string& name, ParamValue value);
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  const std::map<std::string, ParamValue>& values() const { return values_; }
+
+  bool boolean(const std::string& name) const;
+  std::int64_t integer(const std::string& name) const;
+  double real(const std::string& name) const;
+  const std::string& string(const std::string& name) const;
+  const std::vector<std::int64_t>& integer_list(const std::string& name) const;
+  const std::vector<double>& real_list(const std::string& name) const;
+  const std::vector<std::string>& string_list(const std::string& name) const;
+
+ private:
+  template <class T>
+  const T& get(const std::string& name) const;
+  std::map<std::string, ParamValue> values_;
+};
+
+}  // namespace orchestrate

@@ -1,0 +1,153 @@
+// One registry template for every component kind.
+//
+// A plugin's registration function adds factories here; the host looks
+// components up by kind and name. Lookups of unknown names fail with the
+// known names and the closest match.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "orchestrate/api.h"
+#include "orchestrate/error.h"
+#include "orchestrate/params.h"
+
+namespace at {
+class Tensor;
+}
+namespace torch::optim {
+class Optimizer;
+}
+
+namespace orchestrate {
+
+class Dataset;
+class Model;
+class LrSchedule;
+struct ModelInput;
+struct ScheduleContext;
+enum class DatasetSplit;
+
+enum class ComponentKind { dataset, model, optimizer, lr_schedule };
+ORCHESTRATE_API const char* to_string(ComponentKind kind);
+ORCHESTRATE_API std::vector<ComponentKind> all_component_kinds();
+
+using DatasetFactory = std::function<std::unique_ptr<Dataset>(const Params&, DatasetSplit)>;
+using ModelFactory = std::function<std::shared_ptr<Model>(const Params&, const ModelInput&)>;
+// Builds an optimizer over `parameters`; its param groups' lr is the base lr.
+using OptimizerFactory =
+    std::function<std::unique_ptr<torch::optim::Optimizer>(const Params&, std::vector<at::Tensor> parameters)>;
+using LrScheduleFactory = std::function<std::unique_ptr<LrSchedule>(const Params&, const ScheduleContext&)>;
+
+// What every entry has, whatever its kind: enough for `plugins` and `describe`.
+struct ComponentInfo {
+  ComponentKind kind;
+  std::string name;
+  std::string summary;
+  ParamSchema schema;
+  std::string plugin;  // name of the plugin that registered it
+};
+
+// The closest of `candidates` to `name` by edit distance, or "" if none is close.
+ORCHESTRATE_API std::string closest_match(std::string_view name, const std::vector<std::string>& candidates);
+
+ORCHESTRATE_API [[noreturn]] void throw_unknown_component(ComponentKind kind, const std::string& name,
+                                                          const std::vector<std::string>& known);
+ORCHESTRATE_API [[noreturn]] void throw_duplicate_component(const ComponentInfo& existing, const std::string& plugin);
+
+template <class Factory>
+class ComponentRegistry {
+ public:
+  struct Entry {
+    ComponentInfo info;
+    Factory create;
+  };
+
+  explicit ComponentRegistry(ComponentKind kind, const std::string* current_plugin)
+      : kind_(kind), current_plugin_(current_plugin) {}
+
+  // Adds a component; a name already taken (by any plugin) is an error.
+  void add(std::string name, std::string summary, ParamSchema schema, Factory create) {
+    const std::string plugin = current_plugin_ ? *current_plugin_ : std::string();
+    if (auto it = entries_.find(name); it != entries_.end()) throw_duplicate_component(it->second.info, plugin);
+    ComponentInfo info{kind_, name, std::move(summary), std::move(schema), plugin};
+    entries_.emplace(std::move(name), Entry{std::move(info), std::move(create)});
+  }
+
+  const Entry& get(const std::string& name) const {
+    if (auto it = entries_.find(name); it != entries_.end()) return it->second;
+    throw_unknown_component(kind_, name, names());
+  }
+
+  bool contains(const std::string& name) const { return entries_.count(name) != 0; }
+
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& [name, entry] : entries_) out.push_back(name);
+    return out;
+  }
+
+  std::vector<const ComponentInfo*> infos() const {
+    std::vector<const ComponentInfo*> out;
+    for (const auto& [name, entry] : entries_) out.push_back(&entry.info);
+    return out;
+  }
+
+ private:
+  ComponentKind kind_;
+  const std::string* current_plugin_;
+  std::map<std::string, Entry, std::less<>> entries_;
+};
+
+// A plugin library the registry has loaded.
+struct LoadedPlugin {
+  std::string name;
+  std::string version;
+  std::string library_path;
+  std::string torch_version;
+  std::string compiler;
+};
+
+class ORCHESTRATE_API Registry {
+ public:
+  Registry();
+  ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  ComponentRegistry<DatasetFactory>& datasets() { return datasets_; }
+  ComponentRegistry<ModelFactory>& models() { return models_; }
+  ComponentRegistry<OptimizerFactory>& optimizers() { return optimizers_; }
+  ComponentRegistry<LrScheduleFactory>& lr_schedules() { return lr_schedules_; }
+  const ComponentRegistry<DatasetFactory>& datasets() const { return datasets_; }
+  const ComponentRegistry<ModelFactory>& models() const { return models_; }
+  const ComponentRegistry<OptimizerFactory>& optimizers() const { return optimizers_; }
+  const ComponentRegistry<LrScheduleFactory>& lr_schedules() const { return lr_schedules_; }
+
+  // Kind-independent views, for listing, describing and recipe validation.
+  std::vector<const ComponentInfo*> components(ComponentKind kind) const;
+  const ComponentInfo& component(ComponentKind kind, const std::string& name) const;
+
+  // Used by the plugin host: components added between begin and end belong to
+  // `plugin`; `library` keeps the shared library loaded for the registry's life.
+  void begin_plugin(const LoadedPlugin& plugin, std::shared_ptr<void> library);
+  void end_plugin();
+  const std::vector<LoadedPlugin>& plugins() const { return plugins_; }
+
+ private:
+  // Declared first so it is destroyed last: factories and objects made by
+  // plugin code must go before the code itself is unloaded.
+  std::vector<std::shared_ptr<void>> libraries_;
+  std::vector<LoadedPlugin> plugins_;
+  std::string current_plugin_;
+  ComponentRegistry<DatasetFactory> datasets_;
+  ComponentRegistry<ModelFactory> models_;
+  ComponentRegistry<OptimizerFactory> optimizers_;
+  ComponentRegistry<LrScheduleFactory> lr_schedules_;
+};
+
+}  // namespace orchestrate

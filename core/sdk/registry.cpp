@@ -1,0 +1,110 @@
+#include "orchestrate/registry.h"
+
+#include <algorithm>
+
+namespace orchestrate {
+
+const char* to_string(ComponentKind kind) {
+  switch (kind) {
+    case ComponentKind::dataset: return "dataset";
+    case ComponentKind::model: return "model";
+    case ComponentKind::optimizer: return "optimizer";
+    case ComponentKind::lr_schedule: return "lr_schedule";
+  }
+  return "?";
+}
+
+std::vector<ComponentKind> all_component_kinds() {
+  return {ComponentKind::dataset, ComponentKind::model, ComponentKind::optimizer, ComponentKind::lr_schedule};
+}
+
+namespace {
+// Levenshtein distance. Written by hand: it is a dozen lines, and no library
+// the project already uses offers it.
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string closest_match(std::string_view name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(2, name.size() / 2) + 1;  // beyond this, a suggestion misleads
+  for (const auto& candidate : candidates) {
+    size_t d = edit_distance(name, candidate);
+    if (candidate.find(name) != std::string::npos || std::string_view(name).find(candidate) != std::string_view::npos)
+      d = std::min<size_t>(d, 1);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+namespace {
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out.empty() ? "(none)" : out;
+}
+}  // namespace
+
+void throw_unknown_component(ComponentKind kind, const std::string& name, const std::vector<std::string>& known) {
+  std::string message = std::string("unknown ") + to_string(kind) + " '" + name + "'";
+  if (auto best = closest_match(name, known); !best.empty()) message += "; did you mean '" + best + "'?";
+  message += " (known: " + join(known) + ")";
+  throw PluginError(message);
+}
+
+void throw_duplicate_component(const ComponentInfo& existing, const std::string& plugin) {
+  throw PluginError(std::string(to_string(existing.kind)) + " '" + existing.name + "' is registered twice: by plugin '" +
+                    existing.plugin + "' and by plugin '" + plugin + "'; remove one of them from the plugin path");
+}
+
+Registry::Registry()
+    : datasets_(ComponentKind::dataset, &current_plugin_),
+      models_(ComponentKind::model, &current_plugin_),
+      optimizers_(ComponentKind::optimizer, &current_plugin_),
+      lr_schedules_(ComponentKind::lr_schedule, &current_plugin_) {}
+
+Registry::~Registry() = default;
+
+std::vector<const ComponentInfo*> Registry::components(ComponentKind kind) const {
+  switch (kind) {
+    case ComponentKind::dataset: return datasets_.infos();
+    case ComponentKind::model: return models_.infos();
+    case ComponentKind::optimizer: return optimizers_.infos();
+    case ComponentKind::lr_schedule: return lr_schedules_.infos();
+  }
+  return {};
+}
+
+const ComponentInfo& Registry::component(ComponentKind kind, const std::string& name) const {
+  std::vector<std::string> known;
+  for (const auto* info : components(kind)) {
+    if (info->name == name) return *info;
+    known.push_back(info->name);
+  }
+  throw_unknown_component(kind, name, known);
+}
+
+void Registry::begin_plugin(const LoadedPlugin& plugin, std::shared_ptr<void> library) {
+  if (library) libraries_.push_back(std::move(library));
+  plugins_.push_back(plugin);
+  current_plugin_ = plugin.name;
+}
+
+void Registry::end_plugin() { current_plugin_.clear(); }
+
+}  // namespace orchestrate
