@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "orchestrate/error.h"
+
 namespace orchestrate {
 
 const char* to_string(ParamType type) {
@@ -181,6 +183,17 @@ const std::vector<std::int64_t>& Params::integer_list(const std::string& name) c
 const std::vector<double>& Params::real_list(const std::string& name) const { return get<std::vector<double>>(name); }
 const std::vector<std::string>& Params::string_list(const std::string& name) const {
   return get<std::vector<std::string>>(name);
+}
+
+Params default_params(const ParamSchema& schema) {
+  Params params;
+  std::string missing;
+  for (const auto& spec : schema.specs()) {
+    if (spec.default_value) params.set(spec.name, *spec.default_value);
+    else missing += (missing.empty() ? "" : ", ") + spec.name;
+  }
+  if (!missing.empty()) throw Error("no default for required parameters: " + missing);
+  return params;
 }
 
 }  // namespace orchestrate

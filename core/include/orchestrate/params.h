@@ -88,4 +88,8 @@ class ORCHESTRATE_API Params {
   std::map<std::string, ParamValue> values_;
 };
 
+// Every key at its default; throws orchestrate::Error naming the required keys
+// that have none. For tests and tools; recipes go through the host's validation.
+ORCHESTRATE_API Params default_params(const ParamSchema& schema);
+
 }  // namespace orchestrate
