@@ -1,0 +1,86 @@
+-- Schema of the orchestrate run store (SQLite).
+--
+-- Embedded into the orchestrate_store library at build time, so the binary
+-- needs no share/ directory at run time.
+--
+-- The file is a list of migrations. Each starts with a line
+-- "-- migration: N" (N = 1, 2, 3, ... with no gaps) and is applied once, in
+-- one transaction, to a database whose PRAGMA user_version is below N; the
+-- store then sets user_version = N. Never edit a released migration: append a
+-- new one, so existing databases are upgraded in place.
+
+-- migration: 1
+
+CREATE TABLE runs (
+  id                  INTEGER PRIMARY KEY,
+  name                TEXT    NOT NULL,
+  status              TEXT    NOT NULL
+                      CHECK (status IN ('running', 'finished', 'failed', 'interrupted')),
+  recipe_path         TEXT    NOT NULL DEFAULT '',
+  resolved_recipe     TEXT    NOT NULL DEFAULT '',  -- TOML, defaults filled in
+  orchestrate_version TEXT    NOT NULL DEFAULT '',
+  torch_version       TEXT    NOT NULL DEFAULT '',
+  host                TEXT    NOT NULL DEFAULT '',
+  device              TEXT    NOT NULL DEFAULT '',
+  world_size          INTEGER NOT NULL DEFAULT 1,
+  git_revision        TEXT    NOT NULL DEFAULT '',  -- of the recipe's directory; '' if none
+  started_at          TEXT    NOT NULL,             -- ISO-8601 UTC with milliseconds
+  ended_at            TEXT,                         -- NULL while running
+  error               TEXT    NOT NULL DEFAULT ''
+);
+-- find_run by name picks the newest run with that name.
+CREATE INDEX runs_by_name ON runs (name, id);
+
+CREATE TABLE run_plugins (
+  run_id       INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  name         TEXT    NOT NULL,
+  version      TEXT    NOT NULL,
+  library_path TEXT    NOT NULL,
+  sha256       TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX run_plugins_by_run ON run_plugins (run_id);
+
+-- The resolved recipe flattened to dotted keys ("optimizer.lr"), so runs can
+-- be compared and filtered by parameter in SQL.
+CREATE TABLE run_params (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  key    TEXT    NOT NULL,
+  value  TEXT    NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+
+CREATE TABLE metrics (
+  id          INTEGER PRIMARY KEY,  -- orders two values recorded at the same step
+  run_id      INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  step        INTEGER NOT NULL,
+  epoch       INTEGER NOT NULL,
+  name        TEXT    NOT NULL,
+  value       REAL,                 -- NULL stands for NaN (SQLite stores no NaN)
+  recorded_at TEXT    NOT NULL
+);
+-- Serves "last value of each metric of a run" and per-metric curves.
+CREATE INDEX metrics_by_run ON metrics (run_id, name, step);
+
+CREATE TABLE step_timings (  -- a REAL that is NULL stands for NaN (SQLite stores no NaN)
+  run_id        INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  step          INTEGER NOT NULL,
+  epoch         INTEGER NOT NULL,
+  images        INTEGER NOT NULL,
+  data_wait_s   REAL,
+  compute_s     REAL,  -- forward + backward
+  sync_s        REAL,  -- gradient synchronisation
+  optimizer_s   REAL,
+  total_s       REAL,
+  loss          REAL,
+  learning_rate REAL
+);
+CREATE INDEX step_timings_by_run ON step_timings (run_id, step);
+
+CREATE TABLE events (
+  id      INTEGER PRIMARY KEY,
+  run_id  INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  time    TEXT    NOT NULL,
+  kind    TEXT    NOT NULL,
+  message TEXT    NOT NULL
+);
+CREATE INDEX events_by_run ON events (run_id);
