@@ -1,0 +1,114 @@
+#include "reports.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+
+namespace orchestrate {
+namespace {
+
+// The first step builds kernels, allocates memory and fills the data
+// pipeline, so it is left out of throughput, but only when enough steps
+// remain for that not to hide a real cost of a short run.
+constexpr std::size_t kMinStepsToDropWarmUp = 11;  // "more than 10 steps"
+
+// The final metrics shown by `orchestrate runs`, in column order.
+const std::vector<std::string> kRunsTableMetrics = {"eval/top1", "eval/top5", "train/loss"};
+
+std::string fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
+}
+
+double median_of_sorted(const std::vector<double>& sorted) {
+  const std::size_t n = sorted.size();
+  return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+// Nearest rank: the smallest value with at least 95 % of the values at or below it.
+double p95_of_sorted(const std::vector<double>& sorted) {
+  const auto rank = static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(sorted.size())));
+  return sorted[std::max<std::size_t>(rank, 1) - 1];
+}
+
+// "2025-01-31T12:00:00.123Z" -> "2025-01-31 12:00:00": seconds are enough to tell runs apart.
+std::string readable_time(const std::string& iso) {
+  if (iso.size() < 19) return iso;
+  std::string text = iso.substr(0, 19);
+  text[10] = ' ';
+  return text;
+}
+
+}  // namespace
+
+ThroughputRow throughput_of(const RunStore& store, const RunSummary& run) {
+  return throughput_of(run, store.step_timings(run.id));
+}
+
+ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>& timings) {
+  ThroughputRow row;
+  row.run_id = run.id;
+  row.name = run.name;
+  row.device = run.device;
+
+  const std::size_t first = timings.size() >= kMinStepsToDropWarmUp ? 1 : 0;
+  if (timings.size() <= first) return row;
+
+  std::vector<double> step_seconds;
+  double total_s = 0, data_wait_s = 0, images = 0;
+  for (std::size_t i = first; i < timings.size(); ++i) {
+    step_seconds.push_back(timings[i].total_s);
+    total_s += timings[i].total_s;
+    data_wait_s += timings[i].data_wait_s;
+    images += static_cast<double>(timings[i].images);
+  }
+  std::sort(step_seconds.begin(), step_seconds.end());
+
+  row.steps = static_cast<std::int64_t>(step_seconds.size());
+  row.median_step_s = median_of_sorted(step_seconds);
+  row.p95_step_s = p95_of_sorted(step_seconds);
+  if (total_s > 0) {
+    row.images_per_s = images / total_s;
+    row.data_wait_share = data_wait_s / total_s;
+  }
+  return row;
+}
+
+Table runs_table(const std::vector<RunSummary>& runs) {
+  Table table{{"id", "name", "status", "started", "duration_s"}, {}};
+  std::vector<std::string> metrics;
+  for (const std::string& metric : kRunsTableMetrics) {
+    const bool any = std::any_of(runs.begin(), runs.end(),
+                                 [&](const RunSummary& run) { return run.final_metrics.count(metric) > 0; });
+    if (any) metrics.push_back(metric);
+  }
+  table.headers.insert(table.headers.end(), metrics.begin(), metrics.end());
+
+  for (const RunSummary& run : runs) {
+    std::vector<std::string> row = {std::to_string(run.id), run.name, run.status, readable_time(run.started_at),
+                                    fixed(run.duration_s, 1)};
+    for (const std::string& metric : metrics) {
+      const auto found = run.final_metrics.find(metric);
+      row.push_back(found == run.final_metrics.end() ? "" : fixed(found->second, 4));
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+Table throughput_table(const std::vector<ThroughputRow>& rows) {
+  Table table{{"id", "name", "device", "steps", "median_step_s", "p95_step_s", "images_per_s", "data_wait_share"},
+              {}};
+  for (const ThroughputRow& row : rows) {
+    // Step times to 0.01 ms: fast CPU and GPU steps take a few milliseconds.
+    table.rows.push_back({std::to_string(row.run_id), row.name, row.device, std::to_string(row.steps),
+                          fixed(row.median_step_s, 5), fixed(row.p95_step_s, 5), fixed(row.images_per_s, 1),
+                          fixed(row.data_wait_share, 3)});
+  }
+  return table;
+}
+
+}  // namespace orchestrate

@@ -1,0 +1,36 @@
+// Reports over the run store: the tables behind `orchestrate runs` and
+// `orchestrate report throughput`. Each is a Table, printed with render().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "run_store.h"
+#include "table_format.h"
+
+namespace orchestrate {
+
+struct ThroughputRow {
+  std::int64_t run_id = 0;
+  std::string name, device;
+  std::int64_t steps = 0;        // steps measured (after dropping warm-up)
+  double median_step_s = 0;      // of total_s
+  double p95_step_s = 0;         // nearest-rank 95th percentile of total_s
+  double images_per_s = 0;       // total images / total step time
+  double data_wait_share = 0;    // sum data_wait_s / sum total_s: how starved the model was
+};
+
+// Throughput of one run from its step timings. All zero when it has no steps.
+ThroughputRow throughput_of(const RunStore& store, const RunSummary& run);
+// The same over timings already read (what throughput_of does after reading).
+ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>& timings);
+
+// id, name, status, started, duration_s, then eval/top1, eval/top5 and
+// train/loss (final values) for those that at least one run has.
+Table runs_table(const std::vector<RunSummary>& runs);
+
+// id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share.
+Table throughput_table(const std::vector<ThroughputRow>& rows);
+
+}  // namespace orchestrate

@@ -1,0 +1,141 @@
+#include "reports.h"
+
+#include <gtest/gtest.h>
+
+#include "scratch_dir_for_tests.h"
+
+namespace orchestrate {
+namespace {
+
+StepTiming step(std::int64_t number, double total_s, double data_wait_s, std::int64_t images) {
+  StepTiming timing;
+  timing.step = number;
+  timing.images = images;
+  timing.total_s = total_s;
+  timing.data_wait_s = data_wait_s;
+  return timing;
+}
+
+RunSummary summary(std::int64_t id, const std::string& name) {
+  RunSummary run;
+  run.id = id;
+  run.name = name;
+  run.status = "finished";
+  run.device = "cpu";
+  run.started_at = "2025-01-31T12:00:00.123Z";
+  run.ended_at = "2025-01-31T12:01:05.623Z";
+  run.duration_s = 65.5;
+  return run;
+}
+
+// 12 steps: a slow warm-up step, then 0.11, 0.10, ..., 0.01 s (out of order
+// on purpose), 32 images and 1 ms of data wait each.
+std::vector<StepTiming> twelve_steps() {
+  std::vector<StepTiming> timings = {step(0, 5.0, 4.0, 32)};
+  for (int i = 11; i >= 1; --i) timings.push_back(step(12 - i, 0.01 * i, 0.001, 32));
+  return timings;
+}
+
+TEST(ThroughputTest, DropsTheWarmUpStepAndComputesByHand) {
+  const ThroughputRow row = throughput_of(summary(3, "mlp"), twelve_steps());
+  EXPECT_EQ(row.run_id, 3);
+  EXPECT_EQ(row.name, "mlp");
+  EXPECT_EQ(row.device, "cpu");
+  EXPECT_EQ(row.steps, 11);
+  EXPECT_NEAR(row.median_step_s, 0.06, 1e-12);             // 6th of 11 sorted
+  EXPECT_NEAR(row.p95_step_s, 0.11, 1e-12);                // rank ceil(0.95 * 11) = 11
+  EXPECT_NEAR(row.images_per_s, 352.0 / 0.66, 1e-9);       // 11 * 32 images in 0.01 + ... + 0.11 s
+  EXPECT_NEAR(row.data_wait_share, 0.011 / 0.66, 1e-12);   // the warm-up's 4 s of waiting is left out
+}
+
+TEST(ThroughputTest, KeepsEveryStepOfAShortRun) {
+  const std::vector<StepTiming> timings = {step(0, 4.0, 1.0, 10), step(1, 1.0, 0.0, 10), step(2, 3.0, 0.5, 10),
+                                           step(3, 2.0, 0.5, 10)};
+  const ThroughputRow row = throughput_of(summary(1, "short"), timings);
+  EXPECT_EQ(row.steps, 4);
+  EXPECT_DOUBLE_EQ(row.median_step_s, 2.5);  // mean of the middle two, 2 and 3
+  EXPECT_DOUBLE_EQ(row.p95_step_s, 4.0);     // rank ceil(3.8) = 4
+  EXPECT_DOUBLE_EQ(row.images_per_s, 4.0);   // 40 images in 10 s
+  EXPECT_DOUBLE_EQ(row.data_wait_share, 0.2);
+}
+
+TEST(ThroughputTest, NinetyFifthPercentileIsTheNearestRank) {
+  std::vector<StepTiming> timings = {step(0, 100.0, 0, 1)};  // warm-up, dropped
+  for (int i = 1; i <= 20; ++i) timings.push_back(step(i, i, 0, 1));
+  const ThroughputRow row = throughput_of(summary(1, "p95"), timings);
+  EXPECT_EQ(row.steps, 20);
+  EXPECT_DOUBLE_EQ(row.p95_step_s, 19.0);  // rank ceil(0.95 * 20) = 19
+  EXPECT_DOUBLE_EQ(row.median_step_s, 10.5);
+}
+
+TEST(ThroughputTest, ARunWithoutStepsIsAllZero) {
+  const ThroughputRow row = throughput_of(summary(2, "empty"), {});
+  EXPECT_EQ(row.steps, 0);
+  EXPECT_EQ(row.median_step_s, 0.0);
+  EXPECT_EQ(row.p95_step_s, 0.0);
+  EXPECT_EQ(row.images_per_s, 0.0);
+  EXPECT_EQ(row.data_wait_share, 0.0);
+}
+
+TEST(ThroughputTest, ReadsTheStepsFromTheStore) {
+  ScratchDir dir;
+  RunStore store(dir.file("runs.db"));
+  RunRecord record;
+  record.name = "stored";
+  record.device = "cuda:0";
+  const auto id = store.begin_run(record);
+  for (const StepTiming& timing : twelve_steps()) store.record_step(id, timing);
+  store.finish_run(id, RunStatus::finished);
+
+  const ThroughputRow row = throughput_of(store, *store.find_run("stored"));
+  EXPECT_EQ(row.run_id, id);
+  EXPECT_EQ(row.device, "cuda:0");
+  EXPECT_EQ(row.steps, 11);
+  EXPECT_NEAR(row.median_step_s, 0.06, 1e-12);
+  EXPECT_NEAR(row.images_per_s, 352.0 / 0.66, 1e-9);
+}
+
+TEST(RunsTableTest, ShowsTheMetricsSomeRunHas) {
+  RunSummary trained = summary(2, "resnet");
+  trained.final_metrics = {{"eval/top1", 0.91234}, {"train/loss", 0.25}, {"eval/loss", 0.3}};
+  RunSummary running = summary(1, "mlp");
+  running.status = "running";
+  running.ended_at = "";
+  running.duration_s = 3.04;
+
+  const Table table = runs_table({trained, running});
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"id", "name", "status", "started", "duration_s", "eval/top1", "train/loss"}));
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"2", "resnet", "finished", "2025-01-31 12:00:00", "65.5",
+                                                      "0.9123", "0.2500"}));
+  EXPECT_EQ(table.rows[1],
+            (std::vector<std::string>{"1", "mlp", "running", "2025-01-31 12:00:00", "3.0", "", ""}));
+}
+
+TEST(RunsTableTest, NoRunsGiveOnlyHeaders) {
+  const Table table = runs_table({});
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"id", "name", "status", "started", "duration_s"}));
+  EXPECT_TRUE(table.rows.empty());
+}
+
+TEST(ThroughputTableTest, FormatsEachColumn) {
+  ThroughputRow row;
+  row.run_id = 3;
+  row.name = "mlp";
+  row.device = "cpu";
+  row.steps = 11;
+  row.median_step_s = 0.06;
+  row.p95_step_s = 0.11;
+  row.images_per_s = 352.0 / 0.66;
+  row.data_wait_share = 0.011 / 0.66;
+  const Table table = throughput_table({row});
+  EXPECT_EQ(table.headers, (std::vector<std::string>{"id", "name", "device", "steps", "median_step_s", "p95_step_s",
+                                                     "images_per_s", "data_wait_share"}));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0],
+            (std::vector<std::string>{"3", "mlp", "cpu", "11", "0.06000", "0.11000", "533.3", "0.017"}));
+}
+
+}  // namespace
+}  // namespace orchestrate
