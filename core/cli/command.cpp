@@ -1,0 +1,16 @@
+#include "command.h"
+
+namespace orchestrate::cli {
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> table{
+      {"run", "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run]", run_command},
+      {"plugins", "list loaded plugins and their components", plugins_command},
+      {"describe", "show a component's parameters: orchestrate describe KIND NAME", describe_command},
+      {"runs", "list recorded runs", runs_command},
+      {"report", "reports over recorded runs: orchestrate report throughput [RUN]...", report_command},
+  };
+  return table;
+}
+
+}  // namespace orchestrate::cli

@@ -1,0 +1,50 @@
+#include "options.h"
+
+#include <iostream>
+
+#include "orchestrate/error.h"
+#include "plugin_host.h"
+#include "run_store.h"
+
+namespace orchestrate::cli {
+
+bool parse_options(const std::string& command, const std::string& usage, const po::options_description& options,
+                   const po::positional_options_description& positional, const std::vector<std::string>& arguments,
+                   po::variables_map& values) {
+  po::options_description all(options);
+  all.add_options()("help,h", "show this help");
+  try {
+    po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), values);
+    if (values.count("help")) {
+      std::cout << "usage: orchestrate " << command << " " << usage << "\n\n" << all << "\n";
+      return false;
+    }
+    po::notify(values);
+  } catch (const po::error& e) {
+    throw UsageError(command + ": " + e.what() + " (see orchestrate " + command + " --help)");
+  }
+  return true;
+}
+
+void add_plugin_path_option(po::options_description& options) {
+  options.add_options()("plugin-path", po::value<std::string>()->default_value(""),
+                        "':'-separated plugin directories, searched before $ORCHESTRATE_PLUGIN_PATH and the "
+                        "default beside the executable");
+}
+
+void add_db_option(po::options_description& options) {
+  options.add_options()("db", po::value<std::string>()->default_value(""),
+                        "run store (SQLite file); default: [log] db, then $ORCHESTRATE_DB, then ./orchestrate.db");
+}
+
+void load_all_plugins(Registry& registry, const po::variables_map& values) {
+  load_plugins(registry, plugin_search_path(values["plugin-path"].as<std::string>()));
+}
+
+std::string db_path(const po::variables_map& values, const std::string& recipe_db) {
+  if (const auto& db = values["db"].as<std::string>(); !db.empty()) return db;
+  if (!recipe_db.empty()) return recipe_db;
+  return RunStore::default_path();
+}
+
+}  // namespace orchestrate::cli

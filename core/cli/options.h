@@ -1,0 +1,32 @@
+// Option parsing shared by the subcommands (Boost.Program_options).
+#pragma once
+
+#include <boost/program_options.hpp>
+
+#include <string>
+#include <vector>
+
+#include "orchestrate/registry.h"
+
+namespace orchestrate::cli {
+
+namespace po = boost::program_options;
+
+// Parses `arguments` into `values`; a bad option is a UsageError naming the
+// command. Returns false when --help was given (help has then been printed).
+bool parse_options(const std::string& command, const std::string& usage, const po::options_description& options,
+                   const po::positional_options_description& positional, const std::vector<std::string>& arguments,
+                   po::variables_map& values);
+
+// --plugin-path, --db: added to the commands that need them.
+void add_plugin_path_option(po::options_description& options);
+void add_db_option(po::options_description& options);
+
+// Loads the plugins from --plugin-path, $ORCHESTRATE_PLUGIN_PATH and the
+// default directory into `registry`.
+void load_all_plugins(Registry& registry, const po::variables_map& values);
+
+// The run store file: --db, else `recipe_db` (a recipe's [log] db), else the default.
+std::string db_path(const po::variables_map& values, const std::string& recipe_db = "");
+
+}  // namespace orchestrate::cli

@@ -1,0 +1,122 @@
+// `orchestrate plugins` and `orchestrate describe`.
+#include <iostream>
+
+#include "command.h"
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "core_tables.h"
+#include "plugin_host.h"
+#include "options.h"
+#include "orchestrate/error.h"
+#include "table_format.h"
+
+namespace orchestrate::cli {
+
+namespace {
+
+std::string spec_limits(const ParamSpec& spec) {
+  std::string out;
+  auto number = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  if (spec.min && spec.max) out = number(*spec.min) + " .. " + number(*spec.max);
+  else if (spec.min) out = ">= " + number(*spec.min);
+  else if (spec.max) out = "<= " + number(*spec.max);
+  for (const auto& choice : spec.choices) out += (out.empty() ? "" : " | ") + choice;
+  return out;
+}
+
+Table schema_table(const ParamSchema& schema) {
+  Table table{{"key", "type", "default", "allowed", "description"}, {}};
+  for (const auto& spec : schema.specs())
+    table.rows.push_back({spec.name, to_string(spec.type),
+                          spec.default_value ? to_display(*spec.default_value) : "(required)", spec_limits(spec),
+                          spec.doc});
+  return table;
+}
+
+std::optional<ComponentKind> kind_named(const std::string& name) {
+  for (auto kind : all_component_kinds())
+    if (name == to_string(kind)) return kind;
+  return std::nullopt;
+}
+
+std::string kind_names() {
+  std::string out;
+  for (auto kind : all_component_kinds()) out += std::string(out.empty() ? "" : ", ") + to_string(kind);
+  return out + ", recipe";
+}
+
+}  // namespace
+
+int plugins_command(const std::vector<std::string>& arguments) {
+  po::options_description options("plugins options");
+  add_plugin_path_option(options);
+  options.add_options()("format", po::value<std::string>()->default_value("table"), "table, csv or json");
+  po::variables_map values;
+  if (!parse_options("plugins", "[options]", options, {}, arguments, values)) return 0;
+  const TableFormat format = parse_table_format(values["format"].as<std::string>());
+
+  Registry registry;
+  load_all_plugins(registry, values);
+  Table table{{"kind", "component", "plugin", "version", "library", "summary"}, {}};
+  for (auto kind : all_component_kinds()) {
+    for (const auto* info : registry.components(kind)) {
+      std::string version, library;
+      for (const auto& plugin : registry.plugins())
+        if (plugin.name == info->plugin) version = plugin.version, library = plugin.library_path;
+      table.rows.push_back({to_string(kind), info->name, info->plugin, version, library, info->summary});
+    }
+  }
+  if (registry.plugins().empty() && format == TableFormat::table) {
+    std::cerr << "no plugins found; searched:";
+    for (const auto& dir : plugin_search_path(values["plugin-path"].as<std::string>())) std::cerr << " " << dir;
+    std::cerr << "\n";
+    return static_cast<int>(ExitCode::plugin);
+  }
+  std::cout << render(table, format);
+  return 0;
+}
+
+int describe_command(const std::vector<std::string>& arguments) {
+  po::options_description options("describe options");
+  options.add_options()("kind", po::value<std::string>()->required(), kind_names().c_str())(
+      "name", po::value<std::string>()->required(), "component name (or recipe table for KIND recipe)")(
+      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+  add_plugin_path_option(options);
+  po::positional_options_description positional;
+  positional.add("kind", 1).add("name", 1);
+  po::variables_map values;
+  if (!parse_options("describe", "KIND NAME [options]", options, positional, arguments, values)) return 0;
+  const TableFormat format = parse_table_format(values["format"].as<std::string>());
+  const std::string kind_text = values["kind"].as<std::string>();
+  const std::string name = values["name"].as<std::string>();
+
+  if (kind_text == "recipe") {
+    const std::map<std::string, ParamSchema> tables{
+        {"run", run_table_schema()}, {"eval", eval_table_schema()}, {"log", log_table_schema()}};
+    auto it = tables.find(name);
+    if (it == tables.end())
+      throw UsageError("describe recipe " + name + ": the core tables are run, eval and log (component tables are "
+                       "described by their plugin, e.g. orchestrate describe optimizer adam)");
+    if (format == TableFormat::table) std::cout << "[" << name << "]\n\n";
+    std::cout << render(schema_table(it->second), format);
+    return 0;
+  }
+  const auto kind = kind_named(kind_text);
+  if (!kind) throw UsageError("describe: unknown kind '" + kind_text + "' (known: " + kind_names() + ")");
+  Registry registry;
+  load_all_plugins(registry, values);
+  const ComponentInfo& info = registry.component(*kind, name);
+  if (format == TableFormat::table)
+    std::cout << to_string(*kind) << " " << info.name << " (plugin " << info.plugin << "): " << info.summary
+              << "\n\n";
+  std::cout << render(schema_table(info.schema), format);
+  return 0;
+}
+
+}  // namespace orchestrate::cli

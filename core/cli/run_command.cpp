@@ -1,0 +1,67 @@
+#include <unistd.h>
+
+#include <iomanip>
+#include <iostream>
+
+#include "command.h"
+#include "options.h"
+#include "orchestrate/error.h"
+#include "recipe.h"
+#include "reports.h"
+#include "run_store.h"
+#include "trainer.h"
+
+namespace orchestrate::cli {
+
+namespace {
+
+void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunStore& store) {
+  std::cout << "run " << outcome.run_id << " '" << recipe.run_name() << "' " << to_string(outcome.status) << " after "
+            << outcome.steps << " steps in " << std::fixed << std::setprecision(1) << outcome.wall_s << " s";
+  for (const char* metric : {"eval/top1", "eval/top5", "eval/loss", "train/loss"}) {
+    if (auto it = outcome.final_metrics.find(metric); it != outcome.final_metrics.end())
+      std::cout << "  " << metric << " " << std::setprecision(4) << it->second;
+  }
+  std::cout << "\nrecorded in " << store.path() << " (orchestrate runs --db " << store.path() << ")\n\n";
+  if (auto summary = store.find_run(std::to_string(outcome.run_id)))
+    std::cout << render(throughput_table({throughput_of(store, *summary)}), TableFormat::table);
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& arguments) {
+  po::options_description options("run options");
+  options.add_options()("recipe", po::value<std::string>()->required(), "recipe TOML file")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a recipe value, e.g. --set optimizer.lr=0.01 (repeatable)")(
+      "dry-run", po::bool_switch(), "validate the recipe and print it resolved (defaults filled in); train nothing")(
+      "quiet,q", po::bool_switch(), "no progress line");
+  add_plugin_path_option(options);
+  add_db_option(options);
+  po::positional_options_description positional;
+  positional.add("recipe", 1);
+  po::variables_map values;
+  if (!parse_options("run", "RECIPE [options]", options, positional, arguments, values)) return 0;
+
+  const auto overrides =
+      parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
+  Registry registry;  // declared first: outlives every object its plugins create
+  load_all_plugins(registry, values);
+  const Recipe recipe = load_recipe(values["recipe"].as<std::string>(), overrides, registry);
+  if (values["dry-run"].as<bool>()) {
+    std::cout << recipe.resolved_toml();
+    return 0;
+  }
+
+  RunStore store(db_path(values, recipe.log.string("db")));
+  TrainOptions train_options;
+  if (!values["quiet"].as<bool>()) {
+    train_options.progress = &std::cerr;
+    train_options.progress_is_terminal = isatty(STDERR_FILENO) != 0;
+  }
+  const TrainOutcome outcome = train(recipe, registry, store, train_options);
+  print_outcome(outcome, recipe, store);
+  return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;
+}
+
+}  // namespace orchestrate::cli

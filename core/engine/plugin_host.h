@@ -1,0 +1,30 @@
+// Finds plugin libraries, checks their descriptor, and lets them register.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "orchestrate/registry.h"
+
+namespace orchestrate {
+
+// Directories to scan, in order: those given on the command line
+// (--plugin-path, ':'-separated), then $ORCHESTRATE_PLUGIN_PATH, then the
+// default beside the executable (<exe dir>/../lib/orchestrate/plugins).
+std::vector<std::string> plugin_search_path(const std::string& command_line_path);
+
+// The default plugin directory beside the running executable.
+std::string default_plugin_dir();
+
+// Loads one plugin library into `registry`. Throws PluginError when the file
+// cannot be loaded (with the loader's reason), exports no descriptor, has
+// another plugin API version (both versions named), another LibTorch version
+// or C++ ABI, or registers a component name that is already taken.
+void load_plugin_library(Registry& registry, const std::string& path);
+
+// Loads every liborchestrate_*.so in `directories` (sorted by name, a missing
+// directory is skipped). A name already loaded from an earlier directory is
+// skipped, so an earlier directory overrides a later one.
+void load_plugins(Registry& registry, const std::vector<std::string>& directories);
+
+}  // namespace orchestrate

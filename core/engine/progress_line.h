@@ -1,0 +1,57 @@
+// The live progress line: epoch, step, loss, images/s, ETA.
+//
+// On a terminal it is redrawn in place a few times a second; otherwise (CI
+// logs, pipes) one line is printed every `log_every` steps.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace orchestrate {
+
+enum class ProgressMode { auto_detect, always, never };
+ProgressMode parse_progress_mode(const std::string& text);  // "auto", "always", "never"
+
+struct ProgressState {
+  std::int64_t epoch = 0;  // 1-based
+  std::int64_t epochs = 0;
+  std::int64_t step = 0;  // global steps done
+  std::int64_t total_steps = 0;
+  double loss = 0;  // recent mean
+  double learning_rate = 0;
+};
+
+class ProgressLine {
+ public:
+  ProgressLine(std::ostream& out, ProgressMode mode, std::int64_t log_every, bool out_is_terminal);
+
+  // Called after every step with that step's image count.
+  void update(const ProgressState& state, std::int64_t images);
+  // Prints a line that stays (eval results, a warning), keeping the progress line intact.
+  void message(const std::string& text);
+  // Ends the redrawn line, if any.
+  void finish();
+
+  static std::string format_duration(double seconds);  // "1:02:03", "4:05"
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string render(const ProgressState& state) const;
+  void draw(const std::string& line);
+
+  std::ostream& out_;
+  bool enabled_;
+  bool redraw_;
+  std::int64_t log_every_;
+  Clock::time_point last_draw_;
+  Clock::time_point window_start_;
+  std::int64_t window_images_ = 0;
+  std::int64_t window_steps_ = 0;
+  double images_per_s_ = 0;
+  double seconds_per_step_ = 0;
+  bool line_open_ = false;
+};
+
+}  // namespace orchestrate
