@@ -224,10 +224,9 @@ void register_components(orchestrate::Registry& registry) {
                    "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz"),
       int_param("limit", 0, "keep only the first N examples of each split (0: all), for quick runs").at_least(0),
   };
-  registry.datasets().add("fashion_mnist", "Zalando's Fashion-MNIST: 28x28 grey clothing images, 10 classes",
-                          std::move(schema), [](const Params& params, DatasetSplit split) {
-                            return std::make_unique<FashionMnistDataset>(params, split);
-                          });
+  registry.datasets().add(
+      "fashion_mnist", "Zalando's Fashion-MNIST: 28x28 grey clothing images, 10 classes", std::move(schema),
+      [](const Params& params, DatasetSplit split) { return std::make_unique<FashionMnistDataset>(params, split); });
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
 #include <ATen/ATen.h>
-#include <gtest/gtest.h>
-#include <zlib.h>
-
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cstdint>
 #include <cstdlib>

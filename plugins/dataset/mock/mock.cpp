@@ -104,10 +104,9 @@ void register_components(orchestrate::Registry& registry) {
       int_param("test_size", 256, "examples in the test split").at_least(1),
       int_param("seed", 0, "fixes the class prototypes and every example's noise").at_least(0),
   };
-  registry.datasets().add("mock", "synthetic learnable images: a fixed prototype per class plus noise",
-                          std::move(schema), [](const Params& params, DatasetSplit split) {
-                            return std::make_unique<MockDataset>(params, split);
-                          });
+  registry.datasets().add(
+      "mock", "synthetic learnable images: a fixed prototype per class plus noise", std::move(schema),
+      [](const Params& params, DatasetSplit split) { return std::make_unique<MockDataset>(params, split); });
 }
 
 }  // namespace
