@@ -1,0 +1,215 @@
+// The CLI end to end: exit codes, one-line errors with locations, a short
+// real training run on synthetic data, and a clean stop on SIGINT.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+#include "command_runner.h"
+#include "run_store.h"
+
+namespace orchestrate::testing {
+namespace {
+
+const std::string kMockRecipe = R"(schema_version = 1
+[run]
+name = "mock_lenet"
+batch_size = 32
+max_steps = 40
+log_every = 10
+[data]
+plugin = "mock"
+channels = 1
+height = 28
+width = 28
+train_size = 2048
+test_size = 256
+[model]
+plugin = "lenet"
+[optimizer]
+plugin = "momentum"
+lr = 0.05
+)";
+
+size_t line_count(const std::string& text) {
+  size_t lines = 0;
+  for (char c : text) lines += c == '\n';
+  return lines;
+}
+
+TEST(Cli, VersionAndHelp) {
+  auto version = run_orchestrate("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.output.find("LibTorch 2.11.0, plugin API 1"), std::string::npos) << version.output;
+  for (const char* command : {"run", "plugins", "describe", "runs", "report"}) {
+    auto help = run_orchestrate(std::string(command) + " --help");
+    EXPECT_EQ(help.exit_code, 0) << command;
+    EXPECT_NE(help.output.find("usage: orchestrate " + std::string(command)), std::string::npos) << help.output;
+  }
+  auto unknown = run_orchestrate("trian");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_EQ(unknown.output, "orchestrate: error: unknown command 'trian' (see orchestrate --help)\n");
+}
+
+TEST(Cli, UnknownRecipeKeyIsOneLineWithLocationAndNoRun) {
+  ScratchDir dir;
+  std::string text = kMockRecipe;
+  text.replace(text.find("lr = 0.05"), 9, "lrate = 0.05");
+  const auto recipe = dir.write("bad.toml", text);
+  auto result = run_orchestrate("run " + recipe + " --db " + dir.file("runs.db"));
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.output, "orchestrate: error: " + recipe +
+                               ":20:1: [optimizer] unknown key 'lrate' for optimizer 'momentum'; did you mean 'lr'? "
+                               "(known: lr, momentum, nesterov, weight_decay)\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("runs.db"))) << "a recipe error must not touch the run store";
+}
+
+TEST(Cli, UnknownPluginNamesClosestMatch) {
+  ScratchDir dir;
+  std::string text = kMockRecipe;
+  text.replace(text.find("\"lenet\""), 7, "\"lenett\"");
+  const auto recipe = dir.write("bad.toml", text);
+  auto result = run_orchestrate("run " + recipe);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(line_count(result.output), 1u) << result.output;
+  EXPECT_NE(result.output.find(recipe + ":15:10: [model] plugin: unknown model 'lenett'; did you mean 'lenet'?"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(Cli, MalformedTomlAndBadOverride) {
+  ScratchDir dir;
+  const auto recipe = dir.write("broken.toml", "schema_version = 1\n[run\nepochs = 1\n");
+  auto broken = run_orchestrate("run " + recipe);
+  EXPECT_EQ(broken.exit_code, 2);
+  EXPECT_NE(broken.output.find(recipe + ":2:"), std::string::npos) << broken.output;
+  EXPECT_NE(broken.output.find("TOML syntax error"), std::string::npos) << broken.output;
+
+  const auto good = dir.write("good.toml", kMockRecipe);
+  auto typed = run_orchestrate("run " + good + " --set run.batch_size=many --dry-run");
+  EXPECT_EQ(typed.exit_code, 2);
+  EXPECT_EQ(typed.output,
+            "orchestrate: error: --set run.batch_size=many: [run] batch_size: expected an integer, got 'many'\n");
+  auto missing = run_orchestrate("run " + dir.file("absent.toml"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("absent.toml: recipe file not found"), std::string::npos) << missing.output;
+}
+
+TEST(Cli, DryRunPrintsResolvedRecipeThatLoadsBack) {
+  ScratchDir dir;
+  const auto recipe = dir.write("r.toml", kMockRecipe);
+  auto first = run_orchestrate("run " + recipe + " --dry-run --set optimizer.lr=0.2");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_NE(first.output.find("[optimizer]\nlr = 0.2\nmomentum = 0.9"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("[schedule]\nplugin = 'fixed'"), std::string::npos) << first.output;
+  const auto resolved = dir.write("resolved.toml", first.output);
+  auto second = run_orchestrate("run " + resolved + " --dry-run");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_EQ(first.output, second.output);
+}
+
+TEST(Cli, PluginsAndDescribe) {
+  auto plugins = run_orchestrate("plugins --format csv");
+  ASSERT_EQ(plugins.exit_code, 0) << plugins.output;
+  for (const char* row : {"dataset,fashion_mnist,fashion_mnist,", "model,convnet,convnet,", "optimizer,adam,adam,",
+                          "lr_schedule,piecewise,piecewise,"})
+    EXPECT_NE(plugins.output.find(row), std::string::npos) << row << "\n" << plugins.output;
+
+  auto adam = run_orchestrate("describe optimizer adam --format json");
+  ASSERT_EQ(adam.exit_code, 0) << adam.output;
+  auto rows = nlohmann::json::parse(adam.output);
+  bool found_lr = false;
+  for (const auto& row : rows)
+    if (row["key"] == "lr") found_lr = row["type"] == "float" && row["default"] == 0.001;
+  EXPECT_TRUE(found_lr) << adam.output;
+
+  auto unknown = run_orchestrate("describe optimizer adamw");
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_EQ(unknown.output,
+            "orchestrate: error: unknown optimizer 'adamw'; did you mean 'adam'? (known: adam, momentum, sgd)\n");
+}
+
+TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
+  auto result = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/future_api");
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(line_count(result.output), 1u) << result.output;
+  EXPECT_NE(result.output.find("liborchestrate_future_api.so: plugin API version 999, but this orchestrate needs 1; "
+                               "rebuild the plugin against orchestrate 0.1.0"),
+            std::string::npos)
+      << result.output;
+}
+
+TEST(Cli, DuplicateComponentAndCorruptLibraryAreRefused) {
+  auto duplicate = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/duplicate");
+  EXPECT_EQ(duplicate.exit_code, 3);
+  EXPECT_NE(duplicate.output.find("dataset 'mock' is registered twice"), std::string::npos) << duplicate.output;
+
+  ScratchDir dir;
+  dir.write("liborchestrate_corrupt.so", "this is not an ELF file");
+  auto corrupt = run_orchestrate("plugins --plugin-path " + dir.path().string());
+  EXPECT_EQ(corrupt.exit_code, 3);
+  EXPECT_EQ(line_count(corrupt.output), 1u) << corrupt.output;
+  EXPECT_NE(corrupt.output.find("liborchestrate_corrupt.so: cannot load plugin: "), std::string::npos)
+      << corrupt.output;
+}
+
+TEST(Cli, TrainsAndRecordsRunWithStepTimings) {
+  ScratchDir dir;
+  const auto recipe = dir.write("mock.toml", kMockRecipe);
+  const auto db = dir.file("runs.db");
+  auto result = run_orchestrate("run " + recipe + " --db " + db + " --quiet");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_NE(result.output.find("recorded in " + db), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("images_per_s"), std::string::npos) << result.output;
+
+  RunStore store(db);
+  auto run = store.find_run("mock_lenet");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "finished");
+  const auto steps = store.step_timings(run->id);
+  ASSERT_EQ(steps.size(), 40u);
+  for (const auto& s : steps) {
+    EXPECT_EQ(s.images, 32);
+    EXPECT_GT(s.total_s, 0);
+    EXPECT_GE(s.total_s + 1e-9, s.data_wait_s + s.compute_s + s.optimizer_s);
+  }
+  // The mock classes are separable: 40 steps of LeNet must beat chance (0.1) by far.
+  EXPECT_GT(run->final_metrics.at("eval/top1"), 0.5);
+  EXPECT_NE(store.resolved_recipe(run->id).find("name = 'mock_lenet'"), std::string::npos);
+
+  auto runs = run_orchestrate("runs --db " + db + " --format csv");
+  EXPECT_EQ(runs.exit_code, 0);
+  EXPECT_NE(runs.output.find(",mock_lenet,finished,"), std::string::npos) << runs.output;
+  auto report = run_orchestrate("report throughput mock_lenet --db " + db + " --format json");
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  auto rows = nlohmann::json::parse(report.output);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_GT(rows[0]["images_per_s"].get<double>(), 0);
+}
+
+TEST(Cli, SigintFinishesStepAndRecordsInterruptedRun) {
+  ScratchDir dir;
+  std::string text = kMockRecipe;
+  text.replace(text.find("max_steps = 40"), 14, "max_steps = 100000");
+  const auto recipe = dir.write("long.toml", text);
+  const auto db = dir.file("runs.db");
+  auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe +
+                          " --db " + db + " --quiet & pid=$!; sleep 8; kill -INT $pid; wait $pid; echo \"exit=$?\"");
+  EXPECT_NE(result.output.find("exit=130"), std::string::npos) << result.output;
+  RunStore store(db);
+  auto run = store.find_run("mock_lenet");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "interrupted");
+  EXPECT_GT(store.step_timings(run->id).size(), 0u);
+}
+
+TEST(Cli, QueriesOnMissingStoreFailClearly) {
+  ScratchDir dir;
+  auto result = run_orchestrate("runs --db " + dir.file("nothing.db"));
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.output.find("nothing.db: no run store here"), std::string::npos) << result.output;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("nothing.db")));
+}
+
+}  // namespace
+}  // namespace orchestrate::testing
