@@ -41,7 +41,7 @@ const std::vector<std::string>& class_names() {
 }
 
 [[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw DataError("fashion_mnist: " + path + ": " + problem);
+  throw DataError("[data] fashion_mnist: " + path + ": " + problem);
 }
 
 // Paths are plain strings: std::filesystem is avoided because the LibTorch
@@ -190,7 +190,7 @@ class FashionMnistDataset final : public orchestrate::Dataset {
     auto images = read_images(image_path, limit);
     auto labels = read_labels(label_path, limit);
     if (images.declared_count != labels.declared_count)
-      throw DataError("fashion_mnist: " + image_path + " holds " + std::to_string(images.declared_count) +
+      throw DataError("[data] fashion_mnist: " + image_path + " holds " + std::to_string(images.declared_count) +
                       " images but " + label_path + " holds " + std::to_string(labels.declared_count) +
                       " labels; both files must come from the same Fashion-MNIST split");
     images_ = std::move(images.pixels);

@@ -30,7 +30,7 @@ class ConvNet final : public orchestrate::Model {
   ConvNet(const std::vector<std::int64_t>& filters, std::int64_t dense_units, const ModelInput& input)
       : conv_count_(filters.size()) {
     if (filters.empty())
-      throw RecipeError("model convnet: filters is empty; list at least one conv width, e.g. [32, 64, 64]");
+      throw RecipeError("[model] convnet: filters is empty; list at least one conv width, e.g. [32, 64, 64]");
     std::int64_t channels = input.channels;
     std::int64_t height = input.height;
     std::int64_t width = input.width;
@@ -46,7 +46,7 @@ class ConvNet final : public orchestrate::Model {
         width /= kPoolSize;
       }
       if (height < 1 || width < 1)
-        throw RecipeError("model convnet: a " + std::to_string(input.height) + "x" + std::to_string(input.width) +
+        throw RecipeError("[model] convnet: a " + std::to_string(input.height) + "x" + std::to_string(input.width) +
                           " input is too small for " + std::to_string(filters.size()) +
                           " conv layers (nothing is left after layer " + std::to_string(layer + 1) +
                           "); list fewer filters or use larger images");

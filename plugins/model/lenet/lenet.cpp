@@ -31,7 +31,7 @@ class LeNet5 final : public orchestrate::Model {
     const std::int64_t feature_height = feature_side(input.height);
     const std::int64_t feature_width = feature_side(input.width);
     if (feature_height < 1 || feature_width < 1)
-      throw orchestrate::RecipeError("model lenet: a " + std::to_string(input.height) + "x" +
+      throw orchestrate::RecipeError("[model] lenet: a " + std::to_string(input.height) + "x" +
                                      std::to_string(input.width) +
                                      " input is too small; LeNet-5 needs images of at least 12x12 (28x28 or more "
                                      "as designed)");
