@@ -25,7 +25,7 @@ using orchestrate::RecipeError;
 using orchestrate::ScheduleContext;
 
 // Boundaries given in epochs are rarely whole steps in binary floating point
-// (0.1 epoch x 30 steps = 3.0000000000000004); without this slack, a boundary
+// (2.2 epochs x 25 steps = 55.00000000000001); without this slack, a boundary
 // meant to fall on a step would move to the next one.
 constexpr double kRoundingSlack = 1e-9;
 

@@ -62,12 +62,12 @@ TEST(PiecewiseSchedule, StepBoundariesBetweenStepsRoundUp) {
   EXPECT_DOUBLE_EQ(schedule->learning_rate(11), 0.25);
 }
 
-// 0.1 epoch x 30 steps is 3.0000000000000004 in floating point; the boundary
-// must still fall on step 3.
+// 2.2 epochs x 25 steps is 55.00000000000001 in floating point; the boundary
+// must still fall on step 55.
 TEST(PiecewiseSchedule, FractionalEpochBoundariesLandOnTheRightStep) {
-  const auto schedule = make_piecewise({1.0, 30, 300}, {0.1}, {1.0, 0.5});
-  EXPECT_DOUBLE_EQ(schedule->learning_rate(2), 1.0);
-  EXPECT_DOUBLE_EQ(schedule->learning_rate(3), 0.5);
+  const auto schedule = make_piecewise({1.0, 25, 300}, {2.2}, {1.0, 0.5});
+  EXPECT_DOUBLE_EQ(schedule->learning_rate(54), 1.0);
+  EXPECT_DOUBLE_EQ(schedule->learning_rate(55), 0.5);
 }
 
 TEST(PiecewiseSchedule, FactorsNeedOneEntryPerInterval) {
