@@ -57,7 +57,7 @@ class RecipeReader {
       const std::string name(key.str());
       if (name == "schema_version") continue;
       if (!is_known_table(name)) {
-        problem(at(node) + "unknown table [" + name + "]" + did_you_mean(name, known_tables()) +
+        problem(at(key.source()) + "unknown table [" + name + "]" + did_you_mean(name, known_tables()) +
                 " (known: " + join(known_tables()) + ")");
       } else if (!node.is_table()) {
         problem(at(node) + "'" + name + "' must be a table ([" + name + "]), got " + toml_type_name(node));
@@ -121,10 +121,10 @@ class RecipeReader {
 
   static std::string version_text() { return std::string("orchestrate ") + version(); }
 
-  std::string at(const toml::node& node) const {
-    const auto& begin = node.source().begin;
-    return path_ + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) + ": ";
+  std::string at(const toml::source_region& region) const {
+    return path_ + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column) + ": ";
   }
+  std::string at(const toml::node& node) const { return at(node.source()); }
 
   void problem(std::string text) { problems_.push_back(std::move(text)); }
 
@@ -146,7 +146,7 @@ class RecipeReader {
       for (const auto& [key, value] : *node) {
         const std::string name(key.str());
         if (reserved.count(name) || schema.find(name)) continue;
-        problem(at(value) + "[" + table + "] unknown key '" + name + "' for " + owner + did_you_mean(name, known) +
+        problem(at(key.source()) + "[" + table + "] unknown key '" + name + "' for " + owner + did_you_mean(name, known) +
                 " (" + known_text + ")");
       }
     }

@@ -93,7 +93,7 @@ TEST_F(RecipeTest, OverridesAreTypedBySchema) {
 TEST_F(RecipeTest, UnknownKeyNamesLineAndClosestMatch) {
   std::string text = kValid;
   text += "lrr = 0.1\n";
-  EXPECT_EQ(error_of(text), write(text) + ":12:7: [optimizer] unknown key 'lrr' for optimizer 'adam'; did you mean "
+  EXPECT_EQ(error_of(text), write(text) + ":12:1: [optimizer] unknown key 'lrr' for optimizer 'adam'; did you mean "
                                           "'lr'? (known: lr, beta1, betas)");
 }
 

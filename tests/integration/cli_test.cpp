@@ -27,8 +27,8 @@ test_size = 256
 [model]
 plugin = "lenet"
 [optimizer]
-plugin = "momentum"
-lr = 0.05
+plugin = "adam"
+lr = 0.003
 )";
 
 size_t line_count(const std::string& text) {
@@ -54,13 +54,13 @@ TEST(Cli, VersionAndHelp) {
 TEST(Cli, UnknownRecipeKeyIsOneLineWithLocationAndNoRun) {
   ScratchDir dir;
   std::string text = kMockRecipe;
-  text.replace(text.find("lr = 0.05"), 9, "lrate = 0.05");
+  text.replace(text.find("lr = 0.003"), 10, "lrate = 0.003");
   const auto recipe = dir.write("bad.toml", text);
   auto result = run_orchestrate("run " + recipe + " --db " + dir.file("runs.db"));
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.output, "orchestrate: error: " + recipe +
-                               ":20:1: [optimizer] unknown key 'lrate' for optimizer 'momentum'; did you mean 'lr'? "
-                               "(known: lr, momentum, nesterov, weight_decay)\n");
+                               ":18:1: [optimizer] unknown key 'lrate' for optimizer 'adam'; did you mean 'lr'? "
+                               "(known: lr, beta1, beta2, eps, weight_decay, amsgrad)\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("runs.db"))) << "a recipe error must not touch the run store";
 }
 
@@ -100,7 +100,7 @@ TEST(Cli, DryRunPrintsResolvedRecipeThatLoadsBack) {
   const auto recipe = dir.write("r.toml", kMockRecipe);
   auto first = run_orchestrate("run " + recipe + " --dry-run --set optimizer.lr=0.2");
   ASSERT_EQ(first.exit_code, 0) << first.output;
-  EXPECT_NE(first.output.find("[optimizer]\nlr = 0.2\nmomentum = 0.9"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("lr = 0.2\nplugin = 'adam'"), std::string::npos) << first.output;
   EXPECT_NE(first.output.find("[schedule]\nplugin = 'fixed'"), std::string::npos) << first.output;
   const auto resolved = dir.write("resolved.toml", first.output);
   auto second = run_orchestrate("run " + resolved + " --dry-run");

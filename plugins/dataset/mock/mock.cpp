@@ -27,6 +27,7 @@ using orchestrate::Params;
 constexpr double kPrototypeLow = 0.2;
 constexpr double kPrototypeHigh = 0.8;
 constexpr double kNoiseStddev = 0.15;
+constexpr std::int64_t kPrototypeGrid = 4;
 
 // splitmix64's finaliser: turns neighbouring keys (index 0, 1, 2, ...) into
 // unrelated generator seeds, so each example's noise is independent.
@@ -50,11 +51,15 @@ class MockDataset final : public orchestrate::Dataset {
         size_(params.integer(split == DatasetSplit::train ? "train_size" : "test_size")),
         example_seed_(mix(static_cast<std::uint64_t>(params.integer("seed")), split_stream(split))) {
     const auto seed = static_cast<std::uint64_t>(params.integer("seed"));
-    prototypes_ = at::empty({num_classes_, channels_, height_, width_}, at::kFloat);
+    // Prototypes are coarse (a 4x4 grid per channel, scaled up): a pattern of
+    // large blocks that a convolutional model picks up in a few dozen steps,
+    // where pixel-level noise patterns take pooling layers hundreds.
+    auto coarse = at::empty({num_classes_, channels_, kPrototypeGrid, kPrototypeGrid}, at::kFloat);
     for (std::int64_t label = 0; label < num_classes_; ++label) {
       auto generator = at::make_generator<at::CPUGeneratorImpl>(mix(mix(seed, kPrototypeStream), label));
-      prototypes_[label].uniform_(kPrototypeLow, kPrototypeHigh, generator);
+      coarse[label].uniform_(kPrototypeLow, kPrototypeHigh, generator);
     }
+    prototypes_ = at::upsample_nearest2d(coarse, {height_, width_}).contiguous();
   }
 
   DatasetInfo info() const override { return {channels_, height_, width_, num_classes_, {}}; }
