@@ -1,6 +1,7 @@
 #include "components.h"
 
 #include "orchestrate/error.h"
+#include "run_identity.h"
 
 namespace orchestrate {
 
@@ -69,7 +70,7 @@ std::vector<PluginRecord> plugins_used(const Recipe& recipe, const Registry& reg
       if (loaded.name != plugin) continue;
       bool seen = false;
       for (const auto& r : out) seen = seen || r.name == plugin;
-      if (!seen) out.push_back({loaded.name, loaded.version, loaded.library_path, ""});
+      if (!seen) out.push_back({loaded.name, loaded.version, loaded.library_path, sha256_of_file(loaded.library_path)});
     }
   }
   return out;

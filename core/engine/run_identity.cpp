@@ -1,10 +1,13 @@
 #include "run_identity.h"
 
+#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 
 namespace orchestrate {
 
@@ -39,6 +42,28 @@ std::string git_revision_of(const std::string& path) {
   if (revision.empty()) return "";
   if (!git_line(dir, "status --porcelain -- .").empty()) revision += "-dirty";
   return revision;
+}
+
+std::string sha256_of_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!context || EVP_DigestInit_ex(context.get(), EVP_sha256(), nullptr) != 1) return "";
+  std::array<char, 1 << 16> buffer{};
+  while (in) {
+    in.read(buffer.data(), buffer.size());
+    if (in.gcount() > 0) EVP_DigestUpdate(context.get(), buffer.data(), static_cast<size_t>(in.gcount()));
+  }
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(context.get(), digest.data(), &length) != 1) return "";
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < length; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
 }
 
 }  // namespace orchestrate

@@ -216,7 +216,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
                 << "\n";
     }
     if (dynamic_cast<const Error*>(&e)) throw;
-    throw Error(std::string("training failed: ") + e.what());
+    // LibTorch's errors carry a C++ backtrace after the first line; the user needs the first line.
+    const std::string what = e.what();
+    throw Error("training failed: " + what.substr(0, what.find('\n')));
   }
   outcome.wall_s = seconds_between(start, Clock::now());
   if (auto summary = store.find_run(std::to_string(outcome.run_id))) outcome.final_metrics = summary->final_metrics;

@@ -176,6 +176,9 @@ TEST(Cli, TrainsAndRecordsRunWithStepTimings) {
   // The mock classes are separable: 40 steps of LeNet must beat chance (0.1) by far.
   EXPECT_GT(run->final_metrics.at("eval/top1"), 0.5);
   EXPECT_NE(store.resolved_recipe(run->id).find("name = 'mock_lenet'"), std::string::npos);
+  // The four plugins used (mock, lenet, adam, fixed), each with its binary's SHA-256.
+  auto plugins = run_shell("sqlite3 " + db + " \"select name || ' ' || length(sha256) from run_plugins order by name\"");
+  EXPECT_EQ(plugins.output, "adam 64\nfixed 64\nlenet 64\nmock 64\n");
 
   auto runs = run_orchestrate("runs --db " + db + " --format csv");
   EXPECT_EQ(runs.exit_code, 0);
@@ -185,6 +188,25 @@ TEST(Cli, TrainsAndRecordsRunWithStepTimings) {
   auto rows = nlohmann::json::parse(report.output);
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_GT(rows[0]["images_per_s"].get<double>(), 0);
+}
+
+TEST(Cli, SameSeedReproducesTheLossTrajectory) {
+  ScratchDir dir;
+  const auto recipe = dir.write("mock.toml", kMockRecipe);
+  const auto db = dir.file("runs.db");
+  auto losses_of = [&](const std::string& name, const std::string& seed) {
+    auto result = run_orchestrate("run " + recipe + " --db " + db + " --quiet --set run.max_steps=12 --set eval.enabled=false" +
+                                  " --set run.name=" + name + " --set run.seed=" + seed);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    RunStore store(db);
+    std::vector<double> losses;
+    for (const auto& step : store.step_timings(store.find_run(name)->id)) losses.push_back(step.loss);
+    return losses;
+  };
+  const auto first = losses_of("a", "7");
+  ASSERT_EQ(first.size(), 12u);
+  EXPECT_EQ(first, losses_of("b", "7"));  // bit for bit: same data order, init and arithmetic
+  EXPECT_NE(first, losses_of("c", "8"));
 }
 
 TEST(Cli, SigintFinishesStepAndRecordsInterruptedRun) {
