@@ -41,7 +41,7 @@ std::string format_eval(const EvalResult& r) {
 class TrainingRun {
  public:
   TrainingRun(const Recipe& recipe, TrainingComponents& c, RunStore& store, std::int64_t run_id,
-              const c10::Device& device, const TrainOptions& options)
+              const c10::Device& device, const TrainOptions& options, const StopSignal& stop)
       : recipe_(recipe),
         c_(c),
         store_(store),
@@ -49,7 +49,8 @@ class TrainingRun {
         device_(device),
         progress_(options.progress ? *options.progress : null_stream_,
                   options.progress ? parse_progress_mode(recipe.log.string("progress")) : ProgressMode::never,
-                  recipe.run.integer("log_every"), options.progress_is_terminal) {
+                  recipe.run.integer("log_every"), options.progress_is_terminal),
+        stop_(stop) {
     pipeline_.workers = static_cast<int>(recipe.run.integer("num_workers"));
     pipeline_.prefetch = static_cast<int>(recipe.run.integer("prefetch_batches"));
     pipeline_.pin_memory = device.is_cuda();
@@ -167,7 +168,7 @@ class TrainingRun {
   std::ostringstream null_stream_;
   ProgressLine progress_;
   PipelineOptions pipeline_;
-  StopSignal stop_;
+  const StopSignal& stop_;
   std::int64_t step_ = 0;
   double window_loss_ = 0;
   std::int64_t window_steps_ = 0;
@@ -199,11 +200,14 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   // Seeded before any component exists, so weight init and augmentation are reproducible.
   at::manual_seed(static_cast<std::uint64_t>(recipe.run.integer("seed")));
 
+  // Installed before the run row exists: a Ctrl-C while the data loads still
+  // ends with the run recorded as interrupted, never left "running".
+  const StopSignal stop;
   TrainOutcome outcome;
   outcome.run_id = store.begin_run(record_for(recipe, registry, device));
   try {
     TrainingComponents components = build_components(recipe, registry, device);
-    TrainingRun run(recipe, components, store, outcome.run_id, device, options);
+    TrainingRun run(recipe, components, store, outcome.run_id, device, options, stop);
     outcome.status = run.run();
     outcome.steps = run.steps();
     store.finish_run(outcome.run_id, outcome.status);

@@ -225,6 +225,24 @@ TEST(Cli, SigintFinishesStepAndRecordsInterruptedRun) {
   EXPECT_GT(store.step_timings(run->id).size(), 0u);
 }
 
+TEST(Cli, MissingDataFailsTheRunAndRecordsWhy) {
+  ScratchDir dir;
+  const auto db = dir.file("runs.db");
+  auto result = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR + "/recipes/fashion_mnist.toml --set data.dir=" +
+                                dir.path().string() + " --db " + db);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(line_count(result.output), 1u) << result.output;
+  EXPECT_NE(result.output.find("train-images-idx3-ubyte.gz: file not found; install the Debian package "
+                               "dataset-fashion-mnist or set [data] dir"),
+            std::string::npos)
+      << result.output;
+  RunStore store(db);
+  auto run = store.find_run("fashion_mnist_convnet");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "failed");
+  EXPECT_NE(run->error.find("file not found"), std::string::npos) << run->error;
+}
+
 TEST(Cli, QueriesOnMissingStoreFailClearly) {
   ScratchDir dir;
   auto result = run_orchestrate("runs --db " + dir.file("nothing.db"));
