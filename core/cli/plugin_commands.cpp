@@ -17,15 +17,7 @@ namespace orchestrate::cli {
 namespace {
 
 std::string spec_limits(const ParamSpec& spec) {
-  std::string out;
-  auto number = [](double v) {
-    std::ostringstream s;
-    s << v;
-    return s.str();
-  };
-  if (spec.min && spec.max) out = number(*spec.min) + " .. " + number(*spec.max);
-  else if (spec.min) out = ">= " + number(*spec.min);
-  else if (spec.max) out = "<= " + number(*spec.max);
+  std::string out = spec.range_text();
   for (const auto& choice : spec.choices) out += (out.empty() ? "" : " | ") + choice;
   return out;
 }

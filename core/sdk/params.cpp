@@ -70,9 +70,9 @@ std::string to_display(const ParamValue& value) {
 std::string ParamSpec::check(const ParamValue& value) const {
   auto bound = [&](double v) -> std::string {
     std::ostringstream why;
-    if (min && v < *min) why << "must be >= " << *min;
-    else if (max && v > *max) why << "must be <= " << *max;
-    else if (!std::isfinite(v)) why << "must be finite";
+    if (!std::isfinite(v)) why << "must be finite";
+    else if (min && (min_exclusive ? v <= *min : v < *min)) why << "must be " << (min_exclusive ? "> " : ">= ") << *min;
+    else if (max && (max_exclusive ? v >= *max : v > *max)) why << "must be " << (max_exclusive ? "< " : "<= ") << *max;
     return why.str();
   };
   switch (type_of(value)) {
@@ -98,6 +98,18 @@ std::string ParamSpec::check(const ParamValue& value) const {
       return {};
     default: return {};
   }
+}
+
+std::string ParamSpec::range_text() const {
+  std::ostringstream out;
+  if (min && max) {
+    out << (min_exclusive ? "(" : "[") << *min << ", " << *max << (max_exclusive ? ")" : "]");
+  } else if (min) {
+    out << (min_exclusive ? "> " : ">= ") << *min;
+  } else if (max) {
+    out << (max_exclusive ? "< " : "<= ") << *max;
+  }
+  return out.str();
 }
 
 namespace {

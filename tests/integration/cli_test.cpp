@@ -90,6 +90,9 @@ TEST(Cli, MalformedTomlAndBadOverride) {
   EXPECT_EQ(typed.exit_code, 2);
   EXPECT_EQ(typed.output,
             "orchestrate: error: --set run.batch_size=many: [run] batch_size: expected an integer, got 'many'\n");
+  auto zero_lr = run_orchestrate("run " + good + " --set optimizer.lr=0 --dry-run");
+  EXPECT_EQ(zero_lr.exit_code, 2);
+  EXPECT_EQ(zero_lr.output, "orchestrate: error: --set optimizer.lr=0: [optimizer] lr: must be > 0\n");
   auto missing = run_orchestrate("run " + dir.file("absent.toml"));
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.output.find("absent.toml: recipe file not found"), std::string::npos) << missing.output;

@@ -33,15 +33,21 @@ struct ORCHESTRATE_API ParamSpec {
   std::optional<ParamValue> default_value;  // none: the key is required
   std::optional<double> min;                // numeric (and list element) bounds
   std::optional<double> max;
+  bool min_exclusive = false;  // min itself is not allowed ("> min")
+  bool max_exclusive = false;  // max itself is not allowed ("< max")
   std::vector<std::string> choices;  // allowed values of a string
 
   bool required() const { return !default_value.has_value(); }
-  ParamSpec& at_least(double lower) { min = lower; return *this; }
-  ParamSpec& at_most(double upper) { max = upper; return *this; }
-  ParamSpec& between(double lower, double upper) { min = lower; max = upper; return *this; }
+  ParamSpec& at_least(double lower) { min = lower; min_exclusive = false; return *this; }
+  ParamSpec& at_most(double upper) { max = upper; max_exclusive = false; return *this; }
+  ParamSpec& greater_than(double lower) { min = lower; min_exclusive = true; return *this; }
+  ParamSpec& less_than(double upper) { max = upper; max_exclusive = true; return *this; }
+  ParamSpec& between(double lower, double upper) { return at_least(lower).at_most(upper); }
   ParamSpec& one_of(std::vector<std::string> allowed) { choices = std::move(allowed); return *this; }
   // The reason `value` is outside this spec's bounds or choices, or "" when it is fine.
   std::string check(const ParamValue& value) const;
+  // The bounds as a person reads them: ">= 1", "> 0", "[0, 1)", or "" when unbounded.
+  std::string range_text() const;
 };
 
 // Spec builders; pass std::nullopt as the default to make a key required.

@@ -42,10 +42,6 @@ class ExponentialDecay final : public orchestrate::LrSchedule {
 };
 
 std::unique_ptr<orchestrate::LrSchedule> make_exponential(const Params& params, const ScheduleContext& context) {
-  // The schema's bounds are inclusive; zero is not allowed for either.
-  if (params.real("decay_rate") <= 0)
-    throw RecipeError("[schedule] exponential: decay_rate must be in (0, 1]; 0 would stop training after one period");
-  if (params.real("decay_every") <= 0) throw RecipeError("[schedule] exponential: decay_every must be > 0");
   double period_in_steps = params.real("decay_every");
   if (params.string("unit") == "epoch") {
     if (context.steps_per_epoch <= 0)
@@ -61,8 +57,8 @@ std::unique_ptr<orchestrate::LrSchedule> make_exponential(const Params& params, 
 void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
-      real_param("decay_rate", 0.94, "factor applied to lr once per period, in (0, 1]").between(0, 1),
-      real_param("decay_every", 1.0, "length of a period, in `unit`s (> 0; may be fractional)").at_least(0),
+      real_param("decay_rate", 0.94, "factor applied to lr once per period").greater_than(0).at_most(1),
+      real_param("decay_every", 1.0, "length of a period, in `unit`s (may be fractional)").greater_than(0),
       string_param("unit", "epoch", "what decay_every counts").one_of({"epoch", "step"}),
       bool_param("staircase", true, "decay in steps once per whole period, instead of continuously"),
   };

@@ -75,11 +75,14 @@ TEST(ExponentialSchedule, FractionalPeriodsEndOnTheRightStep) {
   EXPECT_DOUBLE_EQ(schedule->learning_rate(6), std::pow(0.5, 20));
 }
 
-TEST(ExponentialSchedule, ZeroPeriodOrRateIsARecipeError) {
-  EXPECT_THROW(make_exponential({0.1, 100, 1000}, [](orchestrate::Params& p) { p.set("decay_every", 0.0); }),
-               orchestrate::RecipeError);
-  EXPECT_THROW(make_exponential({0.1, 100, 1000}, [](orchestrate::Params& p) { p.set("decay_rate", 0.0); }),
-               orchestrate::RecipeError);
+TEST(ExponentialSchedule, SchemaRejectsZeroPeriodOrRate) {
+  orchestrate::Registry registry;
+  orchestrate_plugin_descriptor()->register_components(registry);
+  const auto& schema = registry.lr_schedules().get("exponential").info.schema;
+  EXPECT_EQ(schema.find("decay_every")->check(0.0), "must be > 0");
+  EXPECT_EQ(schema.find("decay_rate")->check(0.0), "must be > 0");
+  EXPECT_EQ(schema.find("decay_rate")->check(1.0), "");
+  EXPECT_EQ(schema.find("decay_rate")->range_text(), "(0, 1]");
 }
 
 }  // namespace

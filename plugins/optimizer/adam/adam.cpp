@@ -15,16 +15,8 @@
 namespace {
 
 using orchestrate::Params;
-using orchestrate::RecipeError;
 
 std::unique_ptr<torch::optim::Optimizer> make_adam(const Params& params, std::vector<at::Tensor> parameters) {
-  // The schema's bounds are inclusive; these ends are not.
-  if (params.real("lr") <= 0) throw RecipeError("[optimizer] adam: lr must be > 0; set a positive lr");
-  for (const char* beta : {"beta1", "beta2"})
-    if (params.real(beta) >= 1)
-      throw RecipeError(std::string("[optimizer] adam: ") + beta +
-                        " must be < 1 (a running average needs to forget); " +
-                        "typical values are beta1 = 0.9, beta2 = 0.999");
   const auto options = torch::optim::AdamOptions(params.real("lr"))
                            .betas(std::make_tuple(params.real("beta1"), params.real("beta2")))
                            .eps(params.real("eps"))
@@ -36,9 +28,9 @@ std::unique_ptr<torch::optim::Optimizer> make_adam(const Params& params, std::ve
 void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
-      real_param("lr", 0.001, "base learning rate (> 0); the schedule scales from it").at_least(0),
-      real_param("beta1", 0.9, "decay rate of the running mean of gradients, in [0, 1)").between(0, 1),
-      real_param("beta2", 0.999, "decay rate of the running mean of squared gradients, in [0, 1)").between(0, 1),
+      real_param("lr", 0.001, "base learning rate; the schedule scales from it").greater_than(0),
+      real_param("beta1", 0.9, "decay rate of the running mean of gradients").at_least(0).less_than(1),
+      real_param("beta2", 0.999, "decay rate of the running mean of squared gradients").at_least(0).less_than(1),
       real_param("eps", 1e-8, "added to the denominator for numerical stability").at_least(0),
       real_param("weight_decay", 0.0, "L2 penalty: weight_decay * w is added to each gradient").at_least(0),
       bool_param("amsgrad", false, "use the AMSGrad variant (maximum of past squared-gradient averages)"),

@@ -104,10 +104,15 @@ TEST(AdamOptimizer, HonoursLrSetOnParamGroups) {
   EXPECT_DOUBLE_EQ(trajectory(*optimizer, w, at::ones({1}, at::kDouble), 3).back()[0], 1.0);
 }
 
-TEST(AdamOptimizer, InconsistentParamsAreRecipeErrors) {
-  EXPECT_THROW(make_adam(weights({1.0}), [](orchestrate::Params& p) { p.set("lr", 0.0); }), orchestrate::RecipeError);
-  EXPECT_THROW(make_adam(weights({1.0}), [](orchestrate::Params& p) { p.set("beta2", 1.0); }),
-               orchestrate::RecipeError);
+// Checked by the host against the schema, so the error carries the recipe's file:line.
+TEST(AdamOptimizer, SchemaRejectsZeroLrAndBetaOfOne) {
+  orchestrate::Registry registry;
+  orchestrate_plugin_descriptor()->register_components(registry);
+  const auto& schema = registry.optimizers().get("adam").info.schema;
+  EXPECT_EQ(schema.find("lr")->check(0.0), "must be > 0");
+  EXPECT_EQ(schema.find("beta2")->check(1.0), "must be < 1");
+  EXPECT_EQ(schema.find("beta2")->check(0.999), "");
+  EXPECT_EQ(schema.find("beta1")->range_text(), "[0, 1)");
 }
 
 }  // namespace

@@ -17,8 +17,6 @@ using orchestrate::Params;
 using orchestrate::RecipeError;
 
 std::unique_ptr<torch::optim::Optimizer> make_momentum(const Params& params, std::vector<at::Tensor> parameters) {
-  // The schema can only say lr >= 0; a zero base lr would silently train nothing.
-  if (params.real("lr") <= 0) throw RecipeError("[optimizer] momentum: lr must be > 0; set a positive lr");
   if (params.boolean("nesterov") && params.real("momentum") == 0)
     throw RecipeError("[optimizer] momentum: nesterov = true needs momentum > 0; set momentum or nesterov = false");
   const auto options = torch::optim::SGDOptions(params.real("lr"))
@@ -31,7 +29,7 @@ std::unique_ptr<torch::optim::Optimizer> make_momentum(const Params& params, std
 void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
-      real_param("lr", 0.01, "base learning rate (> 0); the schedule scales from it").at_least(0),
+      real_param("lr", 0.01, "base learning rate; the schedule scales from it").greater_than(0),
       real_param("momentum", 0.9, "momentum factor").between(0, 1),
       bool_param("nesterov", false, "use Nesterov momentum"),
       real_param("weight_decay", 0.0, "L2 penalty: weight_decay * w is added to each gradient").at_least(0),

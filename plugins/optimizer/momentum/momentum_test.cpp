@@ -94,8 +94,10 @@ TEST(MomentumOptimizer, HonoursLrSetOnParamGroups) {
 }
 
 TEST(MomentumOptimizer, InconsistentParamsAreRecipeErrors) {
-  EXPECT_THROW(make_momentum(weights({1.0}), [](orchestrate::Params& p) { p.set("lr", 0.0); }),
-               orchestrate::RecipeError);
+  orchestrate::Registry registry;
+  orchestrate_plugin_descriptor()->register_components(registry);
+  const auto& schema = registry.optimizers().get("momentum").info.schema;
+  EXPECT_EQ(schema.find("lr")->check(0.0), "must be > 0");
   EXPECT_THROW(make_momentum(weights({1.0}),
                              [](orchestrate::Params& p) {
                                p.set("nesterov", true);

@@ -15,8 +15,6 @@ namespace {
 using orchestrate::Params;
 
 std::unique_ptr<torch::optim::Optimizer> make_sgd(const Params& params, std::vector<at::Tensor> parameters) {
-  // The schema can only say lr >= 0; a zero base lr would silently train nothing.
-  if (params.real("lr") <= 0) throw orchestrate::RecipeError("[optimizer] sgd: lr must be > 0; set a positive lr");
   return std::make_unique<torch::optim::SGD>(
       std::move(parameters), torch::optim::SGDOptions(params.real("lr")).weight_decay(params.real("weight_decay")));
 }
@@ -24,7 +22,7 @@ std::unique_ptr<torch::optim::Optimizer> make_sgd(const Params& params, std::vec
 void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
-      real_param("lr", 0.01, "base learning rate (> 0); the schedule scales from it").at_least(0),
+      real_param("lr", 0.01, "base learning rate; the schedule scales from it").greater_than(0),
       real_param("weight_decay", 0.0, "L2 penalty: weight_decay * w is added to each gradient").at_least(0),
   };
   registry.optimizers().add("sgd", "stochastic gradient descent without momentum", std::move(schema), make_sgd);

@@ -90,8 +90,12 @@ TEST(SgdOptimizer, HonoursLrSetOnParamGroups) {
   EXPECT_DOUBLE_EQ(values_of(w)[0], 0.75);
 }
 
-TEST(SgdOptimizer, ZeroLrIsARecipeError) {
-  EXPECT_THROW(make_sgd(weights({1.0}), [](orchestrate::Params& p) { p.set("lr", 0.0); }), orchestrate::RecipeError);
+TEST(SgdOptimizer, SchemaRejectsZeroLr) {
+  orchestrate::Registry registry;
+  orchestrate_plugin_descriptor()->register_components(registry);
+  const auto& schema = registry.optimizers().get("sgd").info.schema;
+  EXPECT_EQ(schema.find("lr")->check(0.0), "must be > 0");
+  EXPECT_EQ(schema.find("lr")->check(1e-9), "");
 }
 
 }  // namespace
