@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "orchestrate/error.h"
+#include "scratch_dir.h"
 
 namespace orchestrate {
 namespace {
@@ -28,16 +29,9 @@ class RecipeTest : public ::testing::Test {
                                 {real_list_param("boundaries", std::nullopt, "where"),
                                  string_param("unit", "epoch", "unit").one_of({"epoch", "step"})},
                                 nullptr);
-    dir = std::filesystem::temp_directory_path() / ("recipe_test_" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
   }
-  void TearDown() override { std::filesystem::remove_all(dir); }
 
-  std::string write(const std::string& text) {
-    const auto path = (dir / "r.toml").string();
-    std::ofstream(path) << text;
-    return path;
-  }
+  std::string write(const std::string& text) { return dir.write("r.toml", text); }
 
   // The RecipeError text of loading `text`, or "" if it loads.
   std::string error_of(const std::string& text, const std::vector<std::string>& sets = {}) {
@@ -50,7 +44,7 @@ class RecipeTest : public ::testing::Test {
   }
 
   Registry registry;
-  std::filesystem::path dir;
+  testing::ScratchDir dir;
 };
 
 const char* kValid = R"(schema_version = 1
@@ -143,7 +137,7 @@ TEST_F(RecipeTest, RangeAndChoiceViolations) {
 }
 
 TEST_F(RecipeTest, MissingFileAndBadOverrideSyntax) {
-  EXPECT_THROW(load_recipe((dir / "absent.toml").string(), {}, registry), RecipeError);
+  EXPECT_THROW(load_recipe(dir.file("absent.toml"), {}, registry), RecipeError);
   EXPECT_THROW(parse_overrides({"lr=0.1"}), UsageError);
   EXPECT_THROW(parse_overrides({"optimizer.lr"}), UsageError);
 }

@@ -2,9 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "scratch_dir_for_tests.h"
+#include "scratch_dir.h"
 
 namespace orchestrate {
+using testing::ScratchDir;
 namespace {
 
 StepTiming step(std::int64_t number, double total_s, double data_wait_s, std::int64_t images) {

@@ -15,9 +15,10 @@
 
 #include "orchestrate/error.h"
 #include "run_store_schema.h"
-#include "scratch_dir_for_tests.h"
+#include "scratch_dir.h"
 
 namespace orchestrate {
+using testing::ScratchDir;
 namespace {
 
 RunRecord sample_run(const std::string& name = "resnet50_lars") {

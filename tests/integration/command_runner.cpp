@@ -5,8 +5,6 @@
 
 #include <array>
 #include <cstdio>
-#include <fstream>
-#include <random>
 
 namespace orchestrate::testing {
 
@@ -25,24 +23,6 @@ CommandResult run_shell(const std::string& command) {
 CommandResult run_orchestrate(const std::string& arguments) {
   return run_shell("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) + " " +
                    arguments);
-}
-
-ScratchDir::ScratchDir() {
-  std::random_device random;
-  path_ = std::filesystem::temp_directory_path() /
-          ("orchestrate_test_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
-  std::filesystem::create_directories(path_);
-}
-
-ScratchDir::~ScratchDir() {
-  std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-}
-
-std::string ScratchDir::write(const std::string& name, const std::string& text) const {
-  const std::string path = file(name);
-  std::ofstream(path) << text;
-  return path;
 }
 
 }  // namespace orchestrate::testing
