@@ -1,7 +1,5 @@
 #include <ATen/ATen.h>
-#include <dirent.h>
 #include <gtest/gtest.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -16,6 +14,7 @@
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "orchestrate/plugin.h"
+#include "scratch_dir.h"
 
 extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
@@ -39,35 +38,6 @@ std::unique_ptr<orchestrate::Dataset> make_fashion_mnist(DatasetSplit split, con
 void append_big_endian(std::vector<std::uint8_t>& bytes, std::uint32_t value) {
   for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<std::uint8_t>(value >> shift));
 }
-
-// A fresh directory under $TMPDIR, removed with its files. POSIX calls, not
-// std::filesystem: LibTorch's exported copy of remove_all crashes
-// (pytorch/pytorch#133437).
-class TemporaryDirectory {
- public:
-  TemporaryDirectory() {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/fashion_mnist_test_XXXXXX";
-    if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    if (DIR* dir = opendir(path_.c_str())) {
-      while (const dirent* entry = readdir(dir))
-        if (entry->d_name[0] != '.') unlink(file(entry->d_name).c_str());
-      closedir(dir);
-    }
-    rmdir(path_.c_str());
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 void write_gzip(const std::string& path, const std::vector<std::uint8_t>& bytes) {
   gzFile file = gzopen(path.c_str(), "wb");
@@ -114,14 +84,14 @@ class FashionMnistFiles : public ::testing::Test {
   // The DataError message from building the train split, or "" if none.
   std::string train_error() {
     try {
-      make_fashion_mnist(DatasetSplit::train, dir_.path());
+      make_fashion_mnist(DatasetSplit::train, dir_.path().string());
     } catch (const orchestrate::DataError& error) {
       return error.what();
     }
     return "";
   }
 
-  TemporaryDirectory dir_;
+  orchestrate::testing::ScratchDir dir_;
 };
 
 at::Tensor expected_image(std::int64_t image) {
@@ -131,7 +101,7 @@ at::Tensor expected_image(std::int64_t image) {
 }
 
 TEST_F(FashionMnistFiles, ReturnsExactPixelsAndLabelsInRequestedOrder) {
-  auto train = make_fashion_mnist(DatasetSplit::train, dir_.path());
+  auto train = make_fashion_mnist(DatasetSplit::train, dir_.path().string());
   ASSERT_EQ(train->size(), 3);
   const auto batch = train->get_batch({2, 0, 2});
   EXPECT_EQ(batch.images.sizes(), (std::vector<std::int64_t>{3, 1, 28, 28}));
@@ -141,13 +111,13 @@ TEST_F(FashionMnistFiles, ReturnsExactPixelsAndLabelsInRequestedOrder) {
   EXPECT_FLOAT_EQ(batch.images[0][0][0][1].item<float>(), ((2 * 37 + 3) % 256) / 255.0f);
   EXPECT_TRUE(batch.labels.equal(at::tensor(std::vector<std::int64_t>{4, 9, 4})));
 
-  auto test = make_fashion_mnist(DatasetSplit::test, dir_.path());
+  auto test = make_fashion_mnist(DatasetSplit::test, dir_.path().string());
   ASSERT_EQ(test->size(), 2);
   EXPECT_TRUE(test->get_batch({1}).labels.equal(at::tensor(std::vector<std::int64_t>{8})));
 }
 
 TEST_F(FashionMnistFiles, InfoDescribesGreyImagesAndNamesClasses) {
-  const auto info = make_fashion_mnist(DatasetSplit::test, dir_.path())->info();
+  const auto info = make_fashion_mnist(DatasetSplit::test, dir_.path().string())->info();
   EXPECT_EQ(info.channels, 1);
   EXPECT_EQ(info.height, 28);
   EXPECT_EQ(info.width, 28);
@@ -158,7 +128,7 @@ TEST_F(FashionMnistFiles, InfoDescribesGreyImagesAndNamesClasses) {
 }
 
 TEST_F(FashionMnistFiles, LimitKeepsTheFirstExamples) {
-  auto train = make_fashion_mnist(DatasetSplit::train, dir_.path(), 2);
+  auto train = make_fashion_mnist(DatasetSplit::train, dir_.path().string(), 2);
   ASSERT_EQ(train->size(), 2);
   const auto batch = train->get_batch({0, 1});
   EXPECT_TRUE(at::allclose(batch.images[1], expected_image(1), 0, 1e-7));
@@ -198,7 +168,7 @@ TEST_F(FashionMnistFiles, CutCompressedStreamIsReported) {
 TEST_F(FashionMnistFiles, MissingFileSaysHowToInstallOrConfigure) {
   ASSERT_EQ(unlink(dir_.file("t10k-labels-idx1-ubyte.gz").c_str()), 0);
   try {
-    make_fashion_mnist(DatasetSplit::test, dir_.path());
+    make_fashion_mnist(DatasetSplit::test, dir_.path().string());
     FAIL() << "expected a DataError";
   } catch (const orchestrate::DataError& error) {
     const std::string message = error.what();
@@ -206,7 +176,7 @@ TEST_F(FashionMnistFiles, MissingFileSaysHowToInstallOrConfigure) {
     EXPECT_NE(message.find("dataset-fashion-mnist"), std::string::npos) << message;
     EXPECT_NE(message.find("[data] dir"), std::string::npos) << message;
   }
-  EXPECT_NO_THROW(make_fashion_mnist(DatasetSplit::train, dir_.path()));  // other split unaffected
+  EXPECT_NO_THROW(make_fashion_mnist(DatasetSplit::train, dir_.path().string()));  // other split unaffected
 }
 
 TEST_F(FashionMnistFiles, ImageAndLabelCountsMustAgree) {
