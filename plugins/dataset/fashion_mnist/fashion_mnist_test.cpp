@@ -14,9 +14,9 @@
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 #include "scratch_dir.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
@@ -26,8 +26,7 @@ constexpr std::int64_t kPixelsPerImage = 28 * 28;
 
 std::unique_ptr<orchestrate::Dataset> make_fashion_mnist(DatasetSplit split, const std::string& dir,
                                                          std::int64_t limit = 0) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.datasets().get("fashion_mnist");
   auto params = orchestrate::default_params(entry.info.schema);
   params.set("dir", dir);

@@ -9,8 +9,8 @@
 
 #include "orchestrate/dataset.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
@@ -18,8 +18,7 @@ using orchestrate::DatasetSplit;
 
 std::unique_ptr<orchestrate::Dataset> make_mock(DatasetSplit split,
                                                 const std::function<void(orchestrate::Params&)>& customize = {}) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.datasets().get("mock");
   auto params = orchestrate::default_params(entry.info.schema);
   if (customize) customize(params);

@@ -8,15 +8,14 @@
 #include "orchestrate/error.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
 std::unique_ptr<orchestrate::LrSchedule> make_exponential(
     const orchestrate::ScheduleContext& context, const std::function<void(orchestrate::Params&)>& customize = {}) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.lr_schedules().get("exponential");
   auto params = orchestrate::default_params(entry.info.schema);
   if (customize) customize(params);
@@ -76,8 +75,7 @@ TEST(ExponentialSchedule, FractionalPeriodsEndOnTheRightStep) {
 }
 
 TEST(ExponentialSchedule, SchemaRejectsZeroPeriodOrRate) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& schema = registry.lr_schedules().get("exponential").info.schema;
   EXPECT_EQ(schema.find("decay_every")->check(0.0), "must be > 0");
   EXPECT_EQ(schema.find("decay_rate")->check(0.0), "must be > 0");

@@ -5,14 +5,13 @@
 
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
 TEST(FixedSchedule, GivesTheBaseLrAtEveryStep) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.lr_schedules().get("fixed");
   const auto schedule = entry.create(orchestrate::default_params(entry.info.schema), {0.05, 100, 1000});
   for (const std::int64_t step : {0, 1, 99, 100, 999, 1000, 1000000})

@@ -8,16 +8,15 @@
 #include "orchestrate/error.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
 std::unique_ptr<orchestrate::LrSchedule> make_piecewise(const orchestrate::ScheduleContext& context,
                                                         std::vector<double> boundaries, std::vector<double> factors,
                                                         const std::string& unit = "epoch") {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.lr_schedules().get("piecewise");
   auto params = orchestrate::default_params(entry.info.schema);
   params.set("boundaries", std::move(boundaries));
@@ -37,8 +36,7 @@ std::string error_of(std::vector<double> boundaries, std::vector<double> factors
 }
 
 TEST(PiecewiseSchedule, DefaultsKeepTheBaseLr) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.lr_schedules().get("piecewise");
   const auto schedule = entry.create(orchestrate::default_params(entry.info.schema), {0.1, 100, 1000});
   EXPECT_DOUBLE_EQ(schedule->learning_rate(0), 0.1);

@@ -13,8 +13,8 @@
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
@@ -24,8 +24,7 @@ const ModelInput kFashionMnist{1, 28, 28, 10};
 
 std::shared_ptr<orchestrate::Model> make_convnet(const ModelInput& input,
                                                  const std::function<void(orchestrate::Params&)>& customize = {}) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.models().get("convnet");
   auto params = orchestrate::default_params(entry.info.schema);
   if (customize) customize(params);

@@ -10,16 +10,15 @@
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
 using orchestrate::ModelInput;
 
 std::shared_ptr<orchestrate::Model> make_lenet(const ModelInput& input) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.models().get("lenet");
   return entry.create(orchestrate::default_params(entry.info.schema), input);
 }

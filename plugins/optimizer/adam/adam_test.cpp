@@ -9,15 +9,14 @@
 #include "orchestrate/error.h"
 #include "orchestrate/optimizer.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
 std::unique_ptr<torch::optim::Optimizer> make_adam(const at::Tensor& weights,
                                                    const std::function<void(orchestrate::Params&)>& customize = {}) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.optimizers().get("adam");
   auto params = orchestrate::default_params(entry.info.schema);
   if (customize) customize(params);
@@ -106,8 +105,7 @@ TEST(AdamOptimizer, HonoursLrSetOnParamGroups) {
 
 // Checked by the host against the schema, so the error carries the recipe's file:line.
 TEST(AdamOptimizer, SchemaRejectsZeroLrAndBetaOfOne) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& schema = registry.optimizers().get("adam").info.schema;
   EXPECT_EQ(schema.find("lr")->check(0.0), "must be > 0");
   EXPECT_EQ(schema.find("beta2")->check(1.0), "must be < 1");

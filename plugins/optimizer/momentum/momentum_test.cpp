@@ -9,15 +9,14 @@
 #include "orchestrate/error.h"
 #include "orchestrate/optimizer.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
 std::unique_ptr<torch::optim::Optimizer> make_momentum(
     const at::Tensor& weights, const std::function<void(orchestrate::Params&)>& customize = {}) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.optimizers().get("momentum");
   auto params = orchestrate::default_params(entry.info.schema);
   params.set("lr", 0.1);
@@ -76,8 +75,7 @@ TEST(MomentumOptimizer, WeightDecayAddsAnL2Term) {
 }
 
 TEST(MomentumOptimizer, DefaultsReduceAQuadraticFasterThanPlainSgd) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.optimizers().get("momentum");
   auto w = weights({1.0});
   auto optimizer = entry.create(orchestrate::default_params(entry.info.schema), {w});
@@ -94,8 +92,7 @@ TEST(MomentumOptimizer, HonoursLrSetOnParamGroups) {
 }
 
 TEST(MomentumOptimizer, InconsistentParamsAreRecipeErrors) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& schema = registry.optimizers().get("momentum").info.schema;
   EXPECT_EQ(schema.find("lr")->check(0.0), "must be > 0");
   EXPECT_THROW(make_momentum(weights({1.0}),

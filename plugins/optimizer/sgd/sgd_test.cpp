@@ -10,15 +10,14 @@
 #include "orchestrate/error.h"
 #include "orchestrate/optimizer.h"
 #include "orchestrate/plugin.h"
+#include "plugin_under_test.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
 
 namespace {
 
 std::unique_ptr<torch::optim::Optimizer> make_sgd(const at::Tensor& weights,
                                                   const std::function<void(orchestrate::Params&)>& customize = {}) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& entry = registry.optimizers().get("sgd");
   auto params = orchestrate::default_params(entry.info.schema);
   if (customize) customize(params);
@@ -91,8 +90,7 @@ TEST(SgdOptimizer, HonoursLrSetOnParamGroups) {
 }
 
 TEST(SgdOptimizer, SchemaRejectsZeroLr) {
-  orchestrate::Registry registry;
-  orchestrate_plugin_descriptor()->register_components(registry);
+  auto& registry = orchestrate::testing::plugin_under_test();
   const auto& schema = registry.optimizers().get("sgd").info.schema;
   EXPECT_EQ(schema.find("lr")->check(0.0), "must be > 0");
   EXPECT_EQ(schema.find("lr")->check(1e-9), "");
