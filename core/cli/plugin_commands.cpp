@@ -89,14 +89,34 @@ int describe_command(const std::vector<std::string>& arguments) {
   const std::string name = values["name"].as<std::string>();
 
   if (kind_text == "recipe") {
-    const std::map<std::string, ParamSchema> tables{
-        {"run", run_table_schema()}, {"eval", eval_table_schema()}, {"log", log_table_schema()}};
-    auto it = tables.find(name);
-    if (it == tables.end())
-      throw UsageError("describe recipe " + name + ": the core tables are run, eval and log (component tables are "
-                       "described by their plugin, e.g. orchestrate describe optimizer adam)");
-    if (format == TableFormat::table) std::cout << "[" << name << "]\n\n";
-    std::cout << render(schema_table(it->second), format);
+    // "optimizer" or a list inside it, "optimizer.wrappers".
+    const auto dot = name.find('.');
+    const TableSpec* spec = find_table(name.substr(0, dot));
+    if (spec && dot != std::string::npos) {
+      const TableSpec* parent = spec;
+      spec = nullptr;
+      for (const auto& list : parent->lists)
+        if (list.name == name.substr(dot + 1)) spec = &list;
+    }
+    if (!spec) {
+      std::string known;
+      for (const auto& table : recipe_tables()) {
+        known += (known.empty() ? "" : ", ") + table.name;
+        for (const auto& list : table.lists) known += ", " + table.name + "." + list.name;
+      }
+      throw UsageError("describe recipe " + name + ": unknown table (known: " + known + ")");
+    }
+    if (format == TableFormat::table) {
+      std::cout << "[" << name << "]: " << spec->doc << "\n";
+      if (spec->kind)
+        std::cout << "plugin = \"<" << to_string(*spec->kind) << ">\""
+                  << (spec->default_plugin.empty() ? " (required)" : " (default \"" + spec->default_plugin + "\")")
+                  << "; its keys: orchestrate describe " << to_string(*spec->kind) << " NAME\n";
+      for (const auto& list : spec->lists)
+        std::cout << "[[" << name << "." << list.name << "]]: " << list.doc << "\n";
+      std::cout << "\n";
+    }
+    std::cout << render(schema_table(spec->schema), format);
     return 0;
   }
   const auto kind = kind_named(kind_text);

@@ -53,7 +53,7 @@ int run_command(const std::vector<std::string>& arguments) {
     return 0;
   }
 
-  RunStore store(db_path(values, recipe.log.string("db")));
+  RunStore store(db_path(values, recipe.table("log").core.string("db")));
   TrainOptions train_options;
   if (!values["quiet"].as<bool>()) {
     train_options.progress = &std::cerr;

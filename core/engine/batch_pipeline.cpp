@@ -2,11 +2,20 @@
 
 namespace orchestrate {
 
-BatchPipeline::BatchPipeline(const Dataset& dataset, std::vector<std::vector<std::int64_t>> batches,
-                             PipelineOptions options)
-    : dataset_(dataset), batches_(std::move(batches)), options_(options) {
+BatchPipeline::BatchPipeline(const Dataset& dataset, EpochPlan plan, std::int64_t batches_per_epoch,
+                             std::int64_t epochs, PipelineOptions options)
+    : dataset_(dataset),
+      plan_(std::move(plan)),
+      batches_per_epoch_(batches_per_epoch),
+      total_(batches_per_epoch * epochs),
+      options_(options) {
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
 }
+
+BatchPipeline::BatchPipeline(const Dataset& dataset, BatchIndices batches, PipelineOptions options)
+    : BatchPipeline(
+          dataset, [batches](std::int64_t) { return batches; }, static_cast<std::int64_t>(batches.size()), 1,
+          options) {}
 
 BatchPipeline::~BatchPipeline() {
   {
@@ -17,10 +26,27 @@ BatchPipeline::~BatchPipeline() {
   for (auto& worker : workers_) worker.join();
 }
 
-BatchPipeline::Slot BatchPipeline::produce(std::size_t index) const {
+const std::vector<std::int64_t>& BatchPipeline::indices_of(std::int64_t index) {
+  const std::int64_t epoch = index / batches_per_epoch_;
+  auto it = plans_.find(epoch);
+  if (it == plans_.end()) {
+    it = plans_.emplace(epoch, plan_(epoch)).first;
+    // Workers claim batches in order within the prefetch window, so no
+    // batch of an epoch two back can still be wanted.
+    while (plans_.size() > 2 && plans_.begin()->first < epoch) plans_.erase(plans_.begin());
+  }
+  return it->second.at(static_cast<std::size_t>(index % batches_per_epoch_));
+}
+
+BatchPipeline::Slot BatchPipeline::produce(std::int64_t index) {
   Slot slot;
   try {
-    slot.batch = dataset_.get_batch(batches_[index]);
+    std::vector<std::int64_t> indices;
+    {
+      std::lock_guard lock(plan_mutex_);
+      indices = indices_of(index);
+    }
+    slot.batch = dataset_.get_batch(indices);
     if (options_.pin_memory) {
       slot.batch.images = slot.batch.images.pin_memory();
       slot.batch.labels = slot.batch.labels.pin_memory();
@@ -33,15 +59,14 @@ BatchPipeline::Slot BatchPipeline::produce(std::size_t index) const {
 
 void BatchPipeline::work() {
   while (true) {
-    std::size_t index;
+    std::int64_t index;
     {
       std::unique_lock lock(mutex_);
       // Claim work only within the prefetch window, so memory stays bounded.
       space_.wait(lock, [&] {
-        return stopping_ || next_to_claim_ >= batches_.size() ||
-               next_to_claim_ < next_to_hand_out_ + static_cast<std::size_t>(options_.prefetch);
+        return stopping_ || next_to_claim_ >= total_ || next_to_claim_ < next_to_hand_out_ + options_.prefetch;
       });
-      if (stopping_ || next_to_claim_ >= batches_.size()) return;
+      if (stopping_ || next_to_claim_ >= total_) return;
       index = next_to_claim_++;
     }
     Slot slot = produce(index);
@@ -54,7 +79,7 @@ void BatchPipeline::work() {
 }
 
 std::optional<Batch> BatchPipeline::next() {
-  if (next_to_hand_out_ >= batches_.size()) return std::nullopt;
+  if (next_to_hand_out_ >= total_) return std::nullopt;
   Slot slot;
   if (workers_.empty()) {
     slot = produce(next_to_hand_out_++);

@@ -1,7 +1,9 @@
 #include "components.h"
 
 #include "orchestrate/error.h"
+#include "parameter_groups.h"
 #include "run_identity.h"
+#include "warmup_schedule.h"
 
 namespace orchestrate {
 
@@ -18,54 +20,96 @@ auto guarded(const std::string& table, const std::string& plugin, Make make) {
   }
 }
 
+template <class T>
+void require(const T& made, const std::string& table, const std::string& plugin, const char* what) {
+  if (!made) throw Error("[" + table + "] " + plugin + ": the plugin returned no " + what + " (a plugin bug)");
+}
+
+void build_optimizer_chain(TrainingComponents& c, const OptimizerSettings& s, const Registry& registry) {
+  bool wrapper_decays = false;
+  for (const auto& w : s.wrappers) {
+    const auto& entry = registry.optimizer_wrappers().get(w.plugin);
+    wrapper_decays = wrapper_decays || entry.meta.takes_over_weight_decay;
+    if (entry.meta.micro_batches) c.micro_batches_per_update *= entry.meta.micro_batches(w.params);
+  }
+  // A wrapper that applies weight decay itself gets the true coefficients;
+  // the base optimizer then must not decay a second time.
+  OptimizerContext base{c.groups};
+  if (wrapper_decays)
+    for (auto& group : base.groups) group.weight_decay = 0.0;
+  c.optimizer = guarded("optimizer", s.plugin, [&] { return registry.optimizers().get(s.plugin).create(s.params, base); });
+  require(c.optimizer, "optimizer", s.plugin, "optimizer");
+  if (c.optimizer->param_groups().size() != c.groups.size())
+    throw Error("[optimizer] " + s.plugin + ": the plugin made " + std::to_string(c.optimizer->param_groups().size()) +
+                " param groups for " + std::to_string(c.groups.size()) + " parameter groups (a plugin bug)");
+  const WrapperContext context{c.groups, s.base_lr};
+  for (std::size_t i = 0; i < s.wrappers.size(); ++i) {
+    const auto& w = s.wrappers[i];
+    const std::string table = "optimizer.wrappers." + std::to_string(i);
+    c.wrappers.push_back(
+        guarded(table, w.plugin, [&] { return registry.optimizer_wrappers().get(w.plugin).create(w.params, context); }));
+    require(c.wrappers.back(), table, w.plugin, "wrapper");
+  }
+}
+
+std::unique_ptr<LrSchedule> build_schedule(const TrainingComponents& c, const Settings& s, const Registry& registry) {
+  const ScheduleSettings& sched = s.schedule;
+  std::int64_t warmup = 0;
+  if (sched.warmup != WarmupShape::none) {
+    const double length = sched.warmup_length * (sched.warmup_in_epochs ? static_cast<double>(c.updates_per_epoch) : 1.0);
+    warmup = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(length)));
+  }
+  const ScheduleContext context{s.optimizer.base_lr, c.updates_per_epoch, std::max<std::int64_t>(1, c.total_updates - warmup)};
+  auto schedule = guarded("schedule", sched.plugin,
+                          [&] { return registry.lr_schedules().get(sched.plugin).create(sched.params, context); });
+  require(schedule, "schedule", sched.plugin, "schedule");
+  if (warmup == 0) return schedule;
+  return std::make_unique<WarmupThenSchedule>(sched.warmup, warmup, sched.warmup_start_lr, std::move(schedule));
+}
+
 }  // namespace
 
-TrainingComponents build_components(const Recipe& recipe, const Registry& registry, const c10::Device& device) {
+TrainingComponents build_components(const Settings& s, const Registry& registry, const c10::Device& device) {
   TrainingComponents c;
-  const auto& data = registry.datasets().get(recipe.data.plugin);
-  c.train_set = guarded("data", recipe.data.plugin, [&] { return data.create(recipe.data.params, DatasetSplit::train); });
-  if (recipe.eval.boolean("enabled"))
-    c.test_set = guarded("data", recipe.data.plugin, [&] { return data.create(recipe.data.params, DatasetSplit::test); });
+  const auto& data = registry.datasets().get(s.data_plugin);
+  c.train_set = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, DatasetSplit::train); });
+  require(c.train_set, "data", s.data_plugin, "dataset");
+  if (s.eval.enabled) {
+    c.test_set = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, DatasetSplit::test); });
+    require(c.test_set, "data", s.data_plugin, "dataset");
+  }
 
   const DatasetInfo info = c.train_set->info();
   const ModelInput input{info.channels, info.height, info.width, info.num_classes};
-  c.model = guarded("model", recipe.model.plugin,
-                    [&] { return registry.models().get(recipe.model.plugin).create(recipe.model.params, input); });
-  if (!c.model) throw Error("[model] " + recipe.model.plugin + ": the plugin returned no model (a plugin bug)");
+  c.model = guarded("model", s.model_plugin,
+                    [&] { return registry.models().get(s.model_plugin).create(s.model_params, input); });
+  require(c.model, "model", s.model_plugin, "model");
   c.model->to(device);
+  c.groups = form_parameter_groups(*c.model, s.optimizer);
+  build_optimizer_chain(c, s.optimizer, registry);
 
-  c.optimizer = guarded("optimizer", recipe.optimizer.plugin, [&] {
-    return registry.optimizers().get(recipe.optimizer.plugin).create(recipe.optimizer.params, c.model->parameters());
-  });
-  if (!c.optimizer || c.optimizer->param_groups().empty())
-    throw Error("[optimizer] " + recipe.optimizer.plugin + ": the plugin returned no optimizer (a plugin bug)");
-
-  const std::int64_t batch_size = recipe.run.integer("batch_size");
-  c.steps_per_epoch = c.train_set->size() / batch_size;
-  if (c.steps_per_epoch == 0)
-    throw Error("[run] batch_size = " + std::to_string(batch_size) + " is larger than the training split (" +
-                std::to_string(c.train_set->size()) + " images); lower batch_size");
-  const std::int64_t max_steps = recipe.run.integer("max_steps");
-  c.total_steps = max_steps > 0 ? max_steps : recipe.run.integer("epochs") * c.steps_per_epoch;
-  c.epochs = (c.total_steps + c.steps_per_epoch - 1) / c.steps_per_epoch;
-
-  const double base_lr = c.optimizer->param_groups().front().options().get_lr();
-  const ScheduleContext context{base_lr, c.steps_per_epoch, c.total_steps};
-  c.schedule = guarded("schedule", recipe.schedule.plugin, [&] {
-    return registry.lr_schedules().get(recipe.schedule.plugin).create(recipe.schedule.params, context);
-  });
-  if (!c.schedule) throw Error("[schedule] " + recipe.schedule.plugin + ": the plugin returned no schedule (a plugin bug)");
+  const std::int64_t batch_size = s.run.batch_size;
+  c.micro_batches_per_epoch = c.train_set->size() / batch_size;
+  c.updates_per_epoch = c.micro_batches_per_epoch / c.micro_batches_per_update;
+  if (c.updates_per_epoch == 0)
+    throw Error("[run] batch_size = " + std::to_string(batch_size) + " x " +
+                std::to_string(c.micro_batches_per_update) + " micro-batches per update is larger than the training split (" +
+                std::to_string(c.train_set->size()) + " images); lower batch_size or batch_gradients num_batches");
+  c.total_updates = s.run.max_steps > 0 ? s.run.max_steps : s.run.epochs * c.updates_per_epoch;
+  c.epochs = (c.total_updates + c.updates_per_epoch - 1) / c.updates_per_epoch;
+  c.schedule = build_schedule(c, s, registry);
   return c;
 }
 
-std::vector<PluginRecord> plugins_used(const Recipe& recipe, const Registry& registry) {
-  const std::pair<ComponentKind, const std::string*> used[] = {{ComponentKind::dataset, &recipe.data.plugin},
-                                                               {ComponentKind::model, &recipe.model.plugin},
-                                                               {ComponentKind::optimizer, &recipe.optimizer.plugin},
-                                                               {ComponentKind::lr_schedule, &recipe.schedule.plugin}};
+std::vector<PluginRecord> plugins_used(const Settings& s, const Registry& registry) {
+  std::vector<std::pair<ComponentKind, std::string>> used{{ComponentKind::dataset, s.data_plugin},
+                                                          {ComponentKind::model, s.model_plugin},
+                                                          {ComponentKind::optimizer, s.optimizer.plugin},
+                                                          {ComponentKind::lr_schedule, s.schedule.plugin}};
+  for (const auto& w : s.optimizer.wrappers) used.emplace_back(ComponentKind::optimizer_wrapper, w.plugin);
   std::vector<PluginRecord> out;
   for (const auto& [kind, name] : used) {
-    const std::string& plugin = registry.component(kind, *name).plugin;
+    const std::string& plugin = registry.component(kind, name).plugin;
     for (const auto& loaded : registry.plugins()) {
       if (loaded.name != plugin) continue;
       bool seen = false;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include <c10/core/Device.h>
 
@@ -9,8 +10,10 @@
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
+#include "orchestrate/optimizer_wrapper.h"
 #include "recipe.h"
 #include "run_store.h"
+#include "settings.h"
 
 namespace orchestrate {
 
@@ -18,18 +21,22 @@ struct TrainingComponents {
   std::unique_ptr<Dataset> train_set;
   std::unique_ptr<Dataset> test_set;  // null when evaluation is off
   std::shared_ptr<Model> model;       // already on the device
+  std::vector<ParameterGroup> groups;  // torch param group i of the optimizer is groups[i]
   std::unique_ptr<torch::optim::Optimizer> optimizer;
-  std::unique_ptr<LrSchedule> schedule;
-  std::int64_t steps_per_epoch = 0;
-  std::int64_t total_steps = 0;
-  std::int64_t epochs = 0;  // epochs needed to run total_steps
+  std::vector<std::unique_ptr<OptimizerWrapper>> wrappers;  // in recipe order
+  std::unique_ptr<LrSchedule> schedule;  // warm-up included; indexed by update
+  std::int64_t micro_batches_per_update = 1;  // > 1 with batch_gradients
+  std::int64_t micro_batches_per_epoch = 0;
+  std::int64_t updates_per_epoch = 0;
+  std::int64_t total_updates = 0;
+  std::int64_t epochs = 0;  // epochs needed to run total_updates
 };
 
 // Any exception a factory throws comes back as an orchestrate Error naming the
 // recipe table and component, so a plugin bug or bad data never aborts the host.
-TrainingComponents build_components(const Recipe& recipe, const Registry& registry, const c10::Device& device);
+TrainingComponents build_components(const Settings& settings, const Registry& registry, const c10::Device& device);
 
 // The plugins that provide the recipe's components, for the run record.
-std::vector<PluginRecord> plugins_used(const Recipe& recipe, const Registry& registry);
+std::vector<PluginRecord> plugins_used(const Settings& settings, const Registry& registry);
 
 }  // namespace orchestrate

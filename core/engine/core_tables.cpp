@@ -1,23 +1,164 @@
 #include "core_tables.h"
 
+#include <regex>
+
+#include "orchestrate/optimizer_wrapper.h"
+#include "recipe.h"
+
 namespace orchestrate {
 
-ParamSchema run_table_schema() {
+namespace {
+
+// The problem with a regular expression, or "".
+std::string regex_problem(const std::string& pattern) {
+  try {
+    std::regex compiled(pattern);
+    return "";
+  } catch (const std::regex_error& e) {
+    return "\"" + pattern + "\" is not a valid regular expression (" + e.what() + ")";
+  }
+}
+
+// The order rules each wrapper declares (WrapperRules), checked over the chain.
+std::vector<std::pair<std::size_t, std::string>> wrapper_chain_problems(const std::vector<TableValues>& chain,
+                                                                        const Registry& registry) {
+  std::vector<std::pair<std::size_t, std::string>> out;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    if (chain[i].plugin.empty()) continue;  // already reported
+    const auto& rules = registry.optimizer_wrappers().get(chain[i].plugin).meta;
+    const std::string& name = chain[i].plugin;
+    for (std::size_t j = 0; j < i; ++j)
+      if (chain[j].plugin == name) out.emplace_back(i, "'" + name + "' is already entry " + std::to_string(j) +
+                                                           "; each wrapper may appear once");
+    if (rules.must_come_first && i != 0)
+      out.emplace_back(i, "'" + name + "' must be the first wrapper (it accumulates the raw micro-batch "
+                              "gradients every other wrapper then sees); move it to entry 0");
+    if (rules.must_come_last && i + 1 != chain.size())
+      out.emplace_back(i, "'" + name + "' must be the last wrapper (it acts on the update the base optimizer "
+                              "makes); move it to the end");
+    if (!rules.exclusive_group.empty())
+      for (std::size_t j = 0; j < i; ++j) {
+        if (chain[j].plugin.empty() || chain[j].plugin == name) continue;
+        if (registry.optimizer_wrappers().get(chain[j].plugin).meta.exclusive_group == rules.exclusive_group)
+          out.emplace_back(i, "'" + name + "' cannot be combined with '" + chain[j].plugin + "' (entry " +
+                                  std::to_string(j) + "): both set a " + rules.exclusive_group + "; keep one");
+      }
+  }
+  return out;
+}
+
+ParamSchema run_schema() {
   return {
       string_param("name", "", "run name shown in `orchestrate runs`; empty: the recipe file's name"),
       int_param("seed", 42, "fixes data order, augmentation and weight init").at_least(0),
       string_param("device", "auto", "auto (CUDA when available), cpu or cuda").one_of({"auto", "cpu", "cuda"}),
-      int_param("epochs", 1, "passes over the training split").at_least(0),
-      int_param("max_steps", 0, "stop after this many steps; 0: run all epochs").at_least(0),
-      int_param("batch_size", 64, "images per training step").at_least(1),
+      int_param("epochs", 1, "passes over the training split").at_least(1),
+      int_param("max_steps", 0, "stop after this many updates; 0: run all epochs").at_least(0),
+      int_param("batch_size", 64, "images per micro-batch (per forward/backward pass)").at_least(1),
       int_param("num_workers", 2, "data pipeline threads; 0 loads batches on the training thread").between(0, 64),
       int_param("prefetch_batches", 4, "batches prepared ahead of the training step").between(1, 1024),
-      int_param("log_every", 50, "record the training loss and refresh progress every N steps").at_least(1),
-      int_param("threads", 0, "intra-op CPU threads for LibTorch; 0: LibTorch's default").between(0, 1024),
+      int_param("log_every", 50, "read the loss, record train/* metrics and refresh progress every N updates")
+          .at_least(1),
+      int_param("threads", 0, "intra-op CPU threads for LibTorch; 0: one per core minus the data workers, at least 1")
+          .between(0, 1024),
+      string_param("on_nonfinite", "stop",
+                   "a NaN/inf loss: stop (the run fails, naming the step) or skip (the update is dropped, an event "
+                   "names it)")
+          .one_of({"stop", "skip"}),
   };
 }
 
-ParamSchema eval_table_schema() {
+ParamSchema model_schema() {
+  return {
+      string_param("memory_format", "auto",
+                   "tensor layout of images and conv weights: channels_last (NHWC), contiguous (NCHW), or auto "
+                   "(channels_last on CUDA)")
+          .one_of({"auto", "channels_last", "contiguous"}),
+  };
+}
+
+ParamSchema optimizer_schema() {
+  ParamSchema schema{
+      real_param("weight_decay", 0.0,
+                 "decay coefficient; applied as each optimizer defines it (L2 in the gradient, or decoupled)")
+          .at_least(0),
+      bool_param("decay_norm_and_bias", false,
+                 "also decay 1-D parameters (biases, normalization scales and shifts); false as in the MLPerf LARS "
+                 "reference and timm"),
+      string_list_param("no_decay", std::vector<std::string>{},
+                        "more parameters without weight decay: regular expressions searched in their names"),
+  };
+  schema.rule([](const Params& p) {
+    for (const auto& pattern : p.string_list("no_decay"))
+      if (auto why = regex_problem(pattern); !why.empty()) return "no_decay: " + why;
+    return std::string();
+  });
+  return schema;
+}
+
+ParamSchema group_schema() {
+  ParamSchema schema{
+      string_param("match", std::nullopt,
+                   "regular expression searched in parameter names (e.g. \"^fc\\\\.\"); the first matching group wins"),
+      real_param("lr_scale", 1.0, "multiplies the lr (and the schedule's lr) for these parameters").at_least(0),
+      real_param("weight_decay_scale", 1.0, "multiplies [optimizer] weight_decay for these parameters").at_least(0),
+  };
+  schema.rule([](const Params& p) {
+    const std::string why = regex_problem(p.string("match"));
+    return why.empty() ? why : "match: " + why;
+  });
+  return schema;
+}
+
+ParamSchema schedule_schema() {
+  ParamSchema schema{
+      string_param("warmup", "none", "warm-up before the schedule: none, linear or exponential")
+          .one_of({"none", "linear", "exponential"}),
+      real_param("warmup_length", 0.0, "warm-up length in warmup_unit; the schedule then starts at its step 0")
+          .at_least(0),
+      string_param("warmup_unit", "step", "what warmup_length counts").one_of({"step", "epoch"}),
+      real_param("warmup_start_lr", 0.0, "lr at the first warm-up update (absolute); it rises to the schedule's first lr")
+          .at_least(0),
+  };
+  schema.rule([](const Params& p) -> std::string {
+    const std::string& kind = p.string("warmup");
+    if (kind != "none" && p.real("warmup_length") <= 0)
+      return "warmup = \"" + kind + "\" needs warmup_length > 0";
+    if (kind == "exponential" && p.real("warmup_start_lr") <= 0)
+      return "warmup = \"exponential\" needs warmup_start_lr > 0 (it multiplies up from there)";
+    return "";
+  });
+  return schema;
+}
+
+ParamSchema loss_schema() {
+  return {
+      real_param("label_smoothing", 0.0, "cross-entropy label smoothing (the MindSpore seed uses 0.1)")
+          .at_least(0)
+          .less_than(1),
+  };
+}
+
+ParamSchema precision_schema() {
+  return {
+      string_param("mode", "fp32",
+                   "fp32; bf16 or fp16 autocast (parameters and optimizer state stay fp32, loss and accuracy in fp32)")
+          .one_of({"fp32", "bf16", "fp16"}),
+      string_param("loss_scaling", "dynamic",
+                   "fp16 only: dynamic (torch.amp.GradScaler's rule), static (a fixed loss_scale) or off")
+          .one_of({"dynamic", "static", "off"}),
+      real_param("loss_scale", 65536.0, "the static scale (the seeds use 1024), or the initial dynamic one")
+          .greater_than(0),
+      real_param("growth_factor", 2.0, "dynamic: scale multiplier after growth_interval finite updates")
+          .greater_than(1),
+      real_param("backoff_factor", 0.5, "dynamic: scale multiplier after an update with inf/nan gradients")
+          .greater_than(0)
+          .less_than(1),
+      int_param("growth_interval", 2000, "dynamic: finite updates in a row before the scale grows").at_least(1),
+  };
+}
+
+ParamSchema eval_schema() {
   return {
       bool_param("enabled", true, "evaluate on the test split"),
       int_param("every_epochs", 1, "evaluate after every N epochs (and always at the end); 0: only at the end")
@@ -26,28 +167,60 @@ ParamSchema eval_table_schema() {
   };
 }
 
-ParamSchema log_table_schema() {
+ParamSchema log_schema() {
   return {
       string_param("db", "", "SQLite run store; empty: --db, then $ORCHESTRATE_DB, then ./orchestrate.db"),
-      string_param("progress", "auto", "progress line: auto (redrawn on a terminal, one line per log_every otherwise), "
-                                       "always or never")
+      string_param("progress", "auto",
+                   "progress line: auto (redrawn on a terminal, one line per log_every otherwise), always or never")
           .one_of({"auto", "always", "never"}),
   };
 }
 
-const std::vector<ComponentTable>& component_tables() {
-  static const std::vector<ComponentTable> tables{
-      {"data", ComponentKind::dataset, nullptr},
-      {"model", ComponentKind::model, nullptr},
-      {"optimizer", ComponentKind::optimizer, nullptr},
-      {"schedule", ComponentKind::lr_schedule, "fixed"},
+TableSpec core_table(std::string name, std::string doc, ParamSchema schema) {
+  return TableSpec{std::move(name), std::move(doc), std::move(schema), std::nullopt, "", {}, {}};
+}
+
+TableSpec component_table(std::string name, std::string doc, ParamSchema schema, ComponentKind kind,
+                          std::string default_plugin, std::vector<TableSpec> lists = {},
+                          EntriesRule entries_rule = {}) {
+  return TableSpec{std::move(name), std::move(doc), std::move(schema), kind, std::move(default_plugin),
+                   std::move(lists), std::move(entries_rule)};
+}
+
+}  // namespace
+
+const std::vector<TableSpec>& recipe_tables() {
+  static const std::vector<TableSpec> tables{
+      core_table("run", "the run itself: seed, device, length, batch size, threads", run_schema()),
+      component_table("data", "the dataset component", {}, ComponentKind::dataset, ""),
+      component_table("model", "the model component and its memory format", model_schema(), ComponentKind::model, ""),
+      core_table("loss", "the training loss (cross-entropy)", loss_schema()),
+      component_table(
+          "optimizer", "the base optimizer, weight decay and parameter groups", optimizer_schema(),
+          ComponentKind::optimizer, "",
+          {component_table("wrappers", "[[optimizer.wrappers]]: applied in order before the base optimizer", {},
+                           ComponentKind::optimizer_wrapper, "", {}, wrapper_chain_problems),
+           core_table("groups", "[[optimizer.groups]]: parameters by name with their own lr and decay scales",
+                      group_schema())}),
+      component_table("schedule", "the learning-rate schedule, with an optional warm-up", schedule_schema(),
+                      ComponentKind::lr_schedule, "fixed"),
+      core_table("precision", "mixed precision and fp16 loss scaling", precision_schema()),
+      core_table("eval", "evaluation on the test split", eval_schema()),
+      core_table("log", "the run store and the progress line", log_schema()),
   };
   return tables;
 }
 
-const std::vector<std::string>& known_tables() {
-  static const std::vector<std::string> tables{"run", "data", "model", "optimizer", "schedule", "eval", "log"};
-  return tables;
+const TableSpec* find_table(const std::string& name) {
+  for (const auto& table : recipe_tables())
+    if (table.name == name) return &table;
+  return nullptr;
+}
+
+std::vector<std::string> table_names() {
+  std::vector<std::string> out;
+  for (const auto& table : recipe_tables()) out.push_back(table.name);
+  return out;
 }
 
 }  // namespace orchestrate

@@ -1,9 +1,14 @@
-// Schemas of the recipe tables the core itself reads ([run], [eval], [log]),
-// declared with the same ParamSchema machinery as plugin components, so they
-// are validated, defaulted, overridden and described the same way.
+// The recipe's tables, declared once: which tables exist, which keys the core
+// reads in each, which name a component (`plugin = "..."`), and which hold
+// arrays of tables (`[[optimizer.wrappers]]`). Validation, --set, --dry-run,
+// `describe recipe` and the resolved recipe all work from this one list, so
+// a new table is one declaration here.
 #pragma once
 
+#include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "orchestrate/params.h"
@@ -13,19 +18,29 @@ namespace orchestrate {
 
 inline constexpr std::int64_t kRecipeSchemaVersion = 1;
 
-ParamSchema run_table_schema();
-ParamSchema eval_table_schema();
-ParamSchema log_table_schema();
+struct TableValues;
 
-// A recipe table that names a component (`plugin = "..."`) of some kind.
-struct ComponentTable {
-  const char* table;         // "data"
-  ComponentKind kind;        // dataset
-  const char* default_plugin;  // nullptr: the table and its plugin are required
+// A check over all entries of an array of tables (the wrapper chain's order):
+// (entry index, problem) pairs; empty when fine.
+using EntriesRule = std::function<std::vector<std::pair<std::size_t, std::string>>(const std::vector<TableValues>&,
+                                                                                    const Registry&)>;
+
+struct TableSpec {
+  std::string name;  // "optimizer"; for a list entry, the list's key ("wrappers")
+  std::string doc;   // one line, for `describe recipe`
+  ParamSchema schema;  // the keys the core reads; may be empty
+  std::optional<ComponentKind> kind;  // set: the table names a component of this kind
+  std::string default_plugin;         // used when the table or its `plugin` is absent; "": required
+  std::vector<TableSpec> lists;       // arrays of tables inside this one ([[name.list]])
+  EntriesRule entries_rule;           // for a list: checks the entries together
 };
-const std::vector<ComponentTable>& component_tables();
 
-// Every top-level table name a recipe may have, in the order a resolved recipe prints them.
-const std::vector<std::string>& known_tables();
+// Every top-level table, in the order a resolved recipe prints them.
+const std::vector<TableSpec>& recipe_tables();
+
+// The top-level table called `name`, or nullptr.
+const TableSpec* find_table(const std::string& name);
+
+std::vector<std::string> table_names();
 
 }  // namespace orchestrate

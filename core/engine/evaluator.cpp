@@ -1,7 +1,6 @@
 #include "evaluator.h"
 
 #include <ATen/ops/cross_entropy_loss.h>
-#include <c10/core/GradMode.h>
 
 #include <algorithm>
 
@@ -9,36 +8,46 @@
 
 namespace orchestrate {
 
-EvalResult evaluate(Model& model, const Dataset& dataset, std::int64_t batch_size, const c10::Device& device,
-                    const PipelineOptions& pipeline_options) {
-  const bool was_training = model.is_training();
-  model.eval();
-  at::NoGradGuard no_grad;
-  const std::int64_t classes = dataset.info().num_classes;
-  const std::int64_t k = std::min<std::int64_t>(5, classes);
+namespace {
+std::int64_t batch_count(std::int64_t size, std::int64_t batch_size) { return (size + batch_size - 1) / batch_size; }
+}  // namespace
 
-  BatchPipeline pipeline(dataset, sequential_batches(dataset.size(), batch_size), pipeline_options);
-  double loss_sum = 0;
-  std::int64_t top1 = 0, top5 = 0, seen = 0;
-  while (auto batch = pipeline.next()) {
-    const auto images = batch->images.to(device, /*non_blocking=*/true);
-    const auto labels = batch->labels.to(device, /*non_blocking=*/true);
-    const auto logits = model.forward(images);
-    loss_sum += at::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum).item<double>();
+Evaluator::Evaluator(const Dataset& dataset, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
+                     const PipelineOptions& options)
+    : dataset_(dataset),
+      device_(device),
+      pipeline_(
+          dataset, [size = dataset.size(), batch_size](std::int64_t) { return sequential_batches(size, batch_size); },
+          batch_count(dataset.size(), batch_size), rounds, options) {}
+
+EvalResult Evaluator::run(const Forward& forward) {
+  const std::int64_t classes = dataset_.info().num_classes;
+  const std::int64_t k = std::min<std::int64_t>(5, classes);
+  // Sums stay on the device and are read once at the end: no sync per batch.
+  at::Tensor loss_sum, top1, top5;
+  std::int64_t seen = 0;
+  for (std::int64_t i = 0; i < pipeline_.batches_per_epoch(); ++i) {
+    auto batch = pipeline_.next();
+    if (!batch) break;
+    const auto images = batch->images.to(device_, /*non_blocking=*/true);
+    const auto labels = batch->labels.to(device_, /*non_blocking=*/true);
+    const auto logits = forward(images).to(at::kFloat);
+    const auto loss = at::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum);
     const auto best = std::get<1>(logits.topk(k, /*dim=*/1));
     const auto hits = best.eq(labels.unsqueeze(1));
-    top1 += hits.select(1, 0).sum().item<std::int64_t>();
-    top5 += hits.any(1).sum().item<std::int64_t>();
+    const auto batch_top1 = hits.select(1, 0).sum();
+    const auto batch_top5 = hits.any(1).sum();
+    loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
+    top1 = top1.defined() ? top1 + batch_top1 : batch_top1;
+    top5 = top5.defined() ? top5 + batch_top5 : batch_top5;
     seen += labels.size(0);
   }
-  model.train(was_training);
-
   EvalResult result;
   result.examples = seen;
   if (seen == 0) return result;
-  result.top1 = static_cast<double>(top1) / seen;
-  result.top5 = classes >= 5 ? static_cast<double>(top5) / seen : -1;
-  result.loss = loss_sum / seen;
+  result.top1 = top1.item<double>() / seen;
+  result.top5 = classes >= 5 ? top5.item<double>() / seen : -1;
+  result.loss = loss_sum.item<double>() / seen;
   return result;
 }
 

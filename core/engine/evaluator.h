@@ -1,11 +1,13 @@
-// Accuracy and loss of a model on a whole dataset split.
+// Accuracy and loss of a model on a whole dataset split, through one
+// pipeline whose worker threads live for the whole run.
 #pragma once
 
 #include <c10/core/Device.h>
 
+#include <functional>
+
 #include "batch_pipeline.h"
 #include "orchestrate/dataset.h"
-#include "orchestrate/model.h"
 
 namespace orchestrate {
 
@@ -16,7 +18,21 @@ struct EvalResult {
   std::int64_t examples = 0;
 };
 
-EvalResult evaluate(Model& model, const Dataset& dataset, std::int64_t batch_size, const c10::Device& device,
-                    const PipelineOptions& pipeline);
+// images (on the device) -> logits; the caller sets eval mode, no-grad and autocast.
+using Forward = std::function<at::Tensor(const at::Tensor& images)>;
+
+class Evaluator {
+ public:
+  // Serves up to `rounds` evaluations of the whole split.
+  Evaluator(const Dataset& dataset, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
+            const PipelineOptions& options);
+  // One pass over the split. Logits are scored in fp32.
+  EvalResult run(const Forward& forward);
+
+ private:
+  const Dataset& dataset_;
+  c10::Device device_;
+  BatchPipeline pipeline_;
+};
 
 }  // namespace orchestrate

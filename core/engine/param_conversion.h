@@ -14,13 +14,6 @@ namespace orchestrate {
 // integer is accepted where a float is declared; nothing else is coerced.
 std::optional<ParamValue> value_from_toml(const ParamSpec& spec, const toml::node& node, std::string& why);
 
-// The value of a --set override's text as the spec's type. Lists may be
-// written as TOML arrays ("[1, 2]") or comma-separated ("1,2").
-std::optional<ParamValue> value_from_text(const ParamSpec& spec, const std::string& text, std::string& why);
-
-// A toml node holding `value`, for printing the resolved recipe.
-void insert_toml_value(toml::table& table, const std::string& key, const ParamValue& value);
-
 // How a TOML node's type reads in an error message ("string", "integer", ...).
 std::string toml_type_name(const toml::node& node);
 

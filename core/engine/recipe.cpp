@@ -1,7 +1,6 @@
 #include "recipe.h"
 
 #include <filesystem>
-#include <map>
 #include <set>
 #include <sstream>
 
@@ -10,19 +9,20 @@
 #include "core_tables.h"
 #include "orchestrate/error.h"
 #include "param_conversion.h"
+#include "recipe_overrides.h"
 
 namespace orchestrate {
 
-std::vector<Override> parse_overrides(const std::vector<std::string>& arguments) {
-  std::vector<Override> out;
-  for (const auto& argument : arguments) {
-    const auto eq = argument.find('=');
-    const auto dot = argument.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || dot + 1 == eq)
-      throw UsageError("--set " + argument + ": expected table.key=value, e.g. --set optimizer.lr=0.01");
-    out.push_back({argument.substr(0, dot), argument.substr(dot + 1, eq - dot - 1), argument.substr(eq + 1)});
-  }
-  return out;
+const std::vector<TableValues>& TableValues::list(const std::string& name) const {
+  static const std::vector<TableValues> none;
+  auto it = lists.find(name);
+  return it == lists.end() ? none : it->second;
+}
+
+const TableValues& Recipe::table(const std::string& name) const {
+  auto it = tables.find(name);
+  if (it == tables.end()) throw std::logic_error("recipe table [" + name + "] is not in core_tables.cpp");
+  return it->second;
 }
 
 namespace {
@@ -41,8 +41,8 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 // Reads one recipe, collecting every problem instead of stopping at the first.
 class RecipeReader {
  public:
-  RecipeReader(std::string path, toml::table root, const std::vector<Override>& overrides)
-      : path_(std::move(path)), root_(std::move(root)), overrides_(overrides) {}
+  RecipeReader(std::string path, toml::table& root, const OverrideOrigins& origins, const Registry& registry)
+      : path_(std::move(path)), root_(root), origins_(origins), registry_(registry) {}
 
   void check_top_level() {
     const auto* version = root_.get("schema_version");
@@ -50,59 +50,23 @@ class RecipeReader {
       problem(path_ + ":1:1: missing schema_version; add `schema_version = " + std::to_string(kRecipeSchemaVersion) +
               "` at the top");
     } else if (auto v = version->value_exact<std::int64_t>(); !v || *v != kRecipeSchemaVersion) {
-      problem(at(*version) + "schema_version must be " + std::to_string(kRecipeSchemaVersion) +
-              " for this orchestrate (" + version_text() + ")");
+      problem(at(*version) + "schema_version must be " + std::to_string(kRecipeSchemaVersion) + " for orchestrate " +
+              orchestrate::version());
     }
     for (const auto& [key, node] : root_) {
       const std::string name(key.str());
       if (name == "schema_version") continue;
-      if (!is_known_table(name)) {
-        problem(at(key.source()) + "unknown table [" + name + "]" + did_you_mean(name, known_tables()) +
-                " (known: " + join(known_tables()) + ")");
+      if (!find_table(name)) {
+        problem(at(node, key.source()) + "unknown table [" + name + "]" + did_you_mean(name, table_names()) +
+                " (known: " + join(table_names()) + ")");
       } else if (!node.is_table()) {
         problem(at(node) + "'" + name + "' must be a table ([" + name + "]), got " + toml_type_name(node));
       }
     }
-    for (const auto& o : overrides_)
-      if (!is_known_table(o.table))
-        problem("--set " + o.text() + ": unknown table [" + o.table + "]" + did_you_mean(o.table, known_tables()) +
-                " (known: " + join(known_tables()) + ")");
   }
 
-  Params core_table(const std::string& table, const ParamSchema& schema) {
-    return resolve(table, schema, "[" + table + "]", {});
-  }
-
-  ComponentChoice component_table(const ComponentTable& spec, const Registry& registry) {
-    const std::string table = spec.table;
-    ComponentChoice choice;
-    std::string where = path_ + ": ";
-    if (const auto* o = find_override(table, "plugin")) {
-      choice.plugin = o->value;
-      where = "--set " + o->text() + ": ";
-    } else if (const auto* node = table_node(table) ? table_node(table)->get("plugin") : nullptr) {
-      where = at(*node);
-      if (auto name = node->value_exact<std::string>()) choice.plugin = *name;
-      else problem(where + "[" + table + "] plugin must be a string naming a " + to_string(spec.kind));
-    } else if (spec.default_plugin) {
-      choice.plugin = spec.default_plugin;
-    } else {
-      std::vector<std::string> known;
-      for (const auto* info : registry.components(spec.kind)) known.push_back(info->name);
-      problem((table_node(table) ? at(*table_node(table)) : path_ + ": ") + "[" + table +
-              "] needs plugin = \"<" + to_string(spec.kind) + ">\" (known: " + join(known) + ")");
-    }
-    if (choice.plugin.empty()) return choice;
-    const ComponentInfo* info = nullptr;
-    try {
-      info = &registry.component(spec.kind, choice.plugin);
-    } catch (const PluginError& e) {
-      problem(where + "[" + table + "] plugin: " + e.what());
-      return choice;
-    }
-    choice.params = resolve(table, info->schema, std::string(to_string(spec.kind)) + " '" + choice.plugin + "'",
-                            {"plugin"});
-    return choice;
+  TableValues table(const TableSpec& spec) {
+    return resolve(spec, root_[spec.name].as_table(), spec.name, "[" + spec.name + "]");
   }
 
   void throw_if_problems() const {
@@ -113,82 +77,146 @@ class RecipeReader {
   }
 
  private:
-  static bool is_known_table(const std::string& name) {
-    for (const auto& t : known_tables())
-      if (t == name) return true;
-    return false;
-  }
-
-  static std::string version_text() { return std::string("orchestrate ") + version(); }
-
-  std::string at(const toml::source_region& region) const {
+  // Where a node is: its file:line:column, or the --set that wrote it.
+  std::string at(const toml::node& node, const toml::source_region& region) const {
+    if (auto it = origins_.find(&node); it != origins_.end()) return "--set " + it->second->text + ": ";
+    if (!region.begin) return path_ + ": ";
     return path_ + ":" + std::to_string(region.begin.line) + ":" + std::to_string(region.begin.column) + ": ";
   }
-  std::string at(const toml::node& node) const { return at(node.source()); }
+  std::string at(const toml::node& node) const { return at(node, node.source()); }
+  std::string at_table(const toml::table* node) const { return node ? at(*node) : path_ + ": "; }
 
   void problem(std::string text) { problems_.push_back(std::move(text)); }
 
-  const toml::table* table_node(const std::string& name) const { return root_[name].as_table(); }
-
-  const Override* find_override(const std::string& table, const std::string& key) const {
-    const Override* found = nullptr;
-    for (const auto& o : overrides_)
-      if (o.table == table && o.key == key) found = &o;  // the last --set wins, as on most CLIs
-    return found;
+  // The component a table names, or "" (a problem is recorded when required).
+  std::string plugin_of(const TableSpec& spec, const toml::table* node, const std::string& label) {
+    const toml::node* plugin = node ? node->get("plugin") : nullptr;
+    if (plugin) {
+      if (auto name = plugin->value_exact<std::string>()) {
+        try {
+          registry_.component(*spec.kind, *name);
+          return *name;
+        } catch (const PluginError& e) {
+          problem(at(*plugin) + label + " plugin: " + e.what());
+          return "";
+        }
+      }
+      problem(at(*plugin) + label + " plugin must be a string naming a " + to_string(*spec.kind));
+      return "";
+    }
+    if (!spec.default_plugin.empty()) return spec.default_plugin;
+    std::vector<std::string> known;
+    for (const auto* info : registry_.components(*spec.kind)) known.push_back(info->name);
+    problem(at_table(node) + label + " needs plugin = \"<" + to_string(*spec.kind) + ">\" (known: " + join(known) +
+            ")");
+    return "";
   }
 
-  Params resolve(const std::string& table, const ParamSchema& schema, const std::string& owner,
-                 const std::set<std::string>& reserved) {
-    const toml::table* node = table_node(table);
-    const std::vector<std::string> known = schema.names();
-    const std::string known_text = known.empty() ? "it takes no parameters" : "known: " + join(known);
-    if (node) {
+  TableValues resolve(const TableSpec& spec, const toml::table* node, const std::string& table_path,
+                      const std::string& label) {
+    TableValues values;
+    const ComponentInfo* component = nullptr;
+    if (spec.kind) {
+      values.plugin = plugin_of(spec, node, label);
+      if (!values.plugin.empty()) component = &registry_.component(*spec.kind, values.plugin);
+    }
+    std::vector<std::string> known = spec.schema.names();
+    if (component)
+      for (const auto& name : component->schema.names()) known.push_back(name);
+    for (const auto& list : spec.lists) known.push_back(list.name);
+    // Without its component the table's keys cannot be judged; the plugin problem is reported.
+    if (node && !(spec.kind && values.plugin.empty())) {
       for (const auto& [key, value] : *node) {
         const std::string name(key.str());
-        if (reserved.count(name) || schema.find(name)) continue;
-        problem(at(key.source()) + "[" + table + "] unknown key '" + name + "' for " + owner + did_you_mean(name, known) +
-                " (" + known_text + ")");
+        if ((spec.kind && name == "plugin") || spec.schema.find(name) || (component && component->schema.find(name)))
+          continue;
+        bool is_list = false;
+        for (const auto& list : spec.lists) is_list = is_list || list.name == name;
+        if (is_list) continue;
+        const std::string owner = component ? " for " + std::string(to_string(*spec.kind)) + " '" + values.plugin + "'" : "";
+        problem(at(value, key.source()) + label + " unknown key '" + name + "'" + owner + did_you_mean(name, known) +
+                " (known: " + (known.empty() ? "none" : join(known)) + ")");
       }
     }
-    for (const auto& o : overrides_) {
-      if (o.table != table || reserved.count(o.key) || schema.find(o.key)) continue;
-      problem("--set " + o.text() + ": unknown key '" + o.key + "' for " + owner + did_you_mean(o.key, known) + " (" +
-              known_text + ")");
+    const std::size_t before = problems_.size();
+    values.core = resolve_keys(spec.schema, node, label, label);
+    if (component)
+      values.component = resolve_keys(component->schema, node, label,
+                                      std::string(to_string(*spec.kind)) + " '" + values.plugin + "'");
+    if (problems_.size() == before) {  // cross-key rules only see values that passed their own checks
+      for (const auto& why : spec.schema.broken_rules(values.core)) problem(at_table(node) + label + " " + why);
+      if (component)
+        for (const auto& why : component->schema.broken_rules(values.component))
+          problem(at_table(node) + label + " " + values.plugin + ": " + why);
     }
+    for (const auto& list : spec.lists) values.lists[list.name] = resolve_list(list, node, table_path);
+    return values;
+  }
 
+  std::vector<TableValues> resolve_list(const TableSpec& spec, const toml::table* parent, const std::string& parent_path) {
+    std::vector<TableValues> out;
+    const toml::node* node = parent ? parent->get(spec.name) : nullptr;
+    if (!node) return out;
+    const std::string path = parent_path + "." + spec.name;
+    const auto* array = node->as_array();
+    if (!array) {
+      problem(at(*node) + "'" + path + "' must be an array of tables ([[" + path + "]]), got " + toml_type_name(*node));
+      return out;
+    }
+    for (std::size_t i = 0; i < array->size(); ++i) {
+      const auto* entry = (*array)[i].as_table();
+      const std::string label = "[[" + path + "]] entry " + std::to_string(i) + "";
+      if (!entry) {
+        problem(at((*array)[i]) + label + " must be a table, got " + toml_type_name((*array)[i]));
+        continue;
+      }
+      out.push_back(resolve(spec, entry, path + "." + std::to_string(i), label));
+    }
+    if (spec.entries_rule && out.size() == array->size())
+      for (const auto& [index, why] : spec.entries_rule(out, registry_))
+        problem(at((*array)[index]) + "[[" + path + "]] entry " + std::to_string(index) + ": " + why);
+    return out;
+  }
+
+  Params resolve_keys(const ParamSchema& schema, const toml::table* node, const std::string& label,
+                      const std::string& owner) {
     Params params;
     std::vector<std::string> missing;
     for (const auto& spec : schema.specs()) {
-      std::optional<ParamValue> value;
-      std::string why, where;
-      if (const auto* o = find_override(table, spec.name)) {
-        where = "--set " + o->text() + ": ";
-        value = value_from_text(spec, o->value, why);
-      } else if (const auto* v = node ? node->get(spec.name) : nullptr) {
-        where = at(*v);
-        value = value_from_toml(spec, *v, why);
-      } else if (spec.default_value) {
-        value = spec.default_value;
-      } else {
-        missing.push_back(spec.name);
+      const toml::node* value_node = node ? node->get(spec.name) : nullptr;
+      if (!value_node) {
+        if (spec.default_value) params.set(spec.name, *spec.default_value);
+        else missing.push_back(spec.name);
         continue;
       }
+      std::string why;
+      auto value = value_from_toml(spec, *value_node, why);
+      // An override's bare text is what the user meant where a string is declared (--set run.name=123).
+      if (!value && spec.type == ParamType::string)
+        if (auto it = origins_.find(value_node); it != origins_.end()) {
+          value = ParamValue(it->second->value);
+          why.clear();
+        }
+      if (!value && value_node->is_string())
+        if (auto it = origins_.find(value_node); it != origins_.end())  // say what was typed
+          why = why.substr(0, why.rfind("got ")) + "got '" + it->second->value + "'";
       if (value && why.empty()) why = spec.check(*value);
       if (!why.empty()) {
-        problem(where + "[" + table + "] " + spec.name + ": " + why);
+        problem(at(*value_node) + label + " " + spec.name + ": " + why);
         continue;
       }
       params.set(spec.name, *value);
     }
     if (!missing.empty())
-      problem((node ? at(*node) : path_ + ": ") + "[" + table + "] missing required key" +
-              (missing.size() > 1 ? "s " : " ") + join(missing) + " for " + owner);
+      problem(at_table(node) + label + " missing required key" + (missing.size() > 1 ? "s " : " ") + join(missing) +
+              " for " + owner);
     return params;
   }
 
   std::string path_;
-  toml::table root_;
-  const std::vector<Override>& overrides_;
+  toml::table& root_;
+  const OverrideOrigins& origins_;
+  const Registry& registry_;
   std::vector<std::string> problems_;
 };
 
@@ -204,77 +232,25 @@ toml::table parse_recipe_file(const std::string& path) {
   }
 }
 
-void insert_params(toml::table& table, const Params& params) {
-  for (const auto& [key, value] : params.values()) insert_toml_value(table, key, value);
-}
-
 }  // namespace
 
 Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry) {
-  RecipeReader reader(path, parse_recipe_file(path), overrides);
+  toml::table root = parse_recipe_file(path);
+  OverrideOrigins origins;
+  std::vector<std::string> override_problems;
+  apply_overrides(root, overrides, origins, override_problems);
+  RecipeReader reader(path, root, origins, registry);
   reader.check_top_level();
   Recipe recipe;
   recipe.path = path;
-  recipe.run = reader.core_table("run", run_table_schema());
-  recipe.eval = reader.core_table("eval", eval_table_schema());
-  recipe.log = reader.core_table("log", log_table_schema());
-  std::map<std::string, ComponentChoice*> slots{{"data", &recipe.data},
-                                                {"model", &recipe.model},
-                                                {"optimizer", &recipe.optimizer},
-                                                {"schedule", &recipe.schedule}};
-  for (const auto& spec : component_tables()) *slots.at(spec.table) = reader.component_table(spec, registry);
+  for (const auto& spec : recipe_tables()) recipe.tables[spec.name] = reader.table(spec);
+  if (!override_problems.empty()) {
+    std::string message;
+    for (const auto& p : override_problems) message += (message.empty() ? "" : "\n") + p;
+    throw RecipeError(message);
+  }
   reader.throw_if_problems();
   return recipe;
-}
-
-namespace {
-// Tables in the order a person reads a recipe.
-std::vector<std::pair<std::string, const Params*>> tables_of(const Recipe& r) {
-  return {{"run", &r.run},       {"data", &r.data.params},         {"model", &r.model.params},
-          {"optimizer", &r.optimizer.params}, {"schedule", &r.schedule.params}, {"eval", &r.eval},
-          {"log", &r.log}};
-}
-const std::string* plugin_of(const Recipe& r, const std::string& table) {
-  if (table == "data") return &r.data.plugin;
-  if (table == "model") return &r.model.plugin;
-  if (table == "optimizer") return &r.optimizer.plugin;
-  if (table == "schedule") return &r.schedule.plugin;
-  return nullptr;
-}
-}  // namespace
-
-std::string Recipe::resolved_toml() const {
-  // Written table by table so the output keeps the reading order above
-  // (toml++ would sort the tables by name).
-  std::ostringstream out;
-  out << "schema_version = " << kRecipeSchemaVersion << "\n";
-  for (const auto& [name, params] : tables_of(*this)) {
-    toml::table table;
-    if (const auto* plugin = plugin_of(*this, name)) table.insert_or_assign("plugin", *plugin);
-    insert_params(table, *params);
-    out << "\n[" << name << "]\n"
-        << toml::toml_formatter(table, toml::toml_formatter::default_flags | toml::format_flags::relaxed_float_precision)
-        << "\n";
-  }
-  return out.str();
-}
-
-std::vector<std::pair<std::string, std::string>> Recipe::flattened() const {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& [name, params] : tables_of(*this)) {
-    if (const auto* plugin = plugin_of(*this, name)) out.emplace_back(name + ".plugin", *plugin);
-    for (const auto& [key, value] : params->values()) {
-      std::string text = to_display(value);
-      if (std::holds_alternative<std::string>(value)) text = std::get<std::string>(value);
-      out.emplace_back(name + "." + key, text);
-    }
-  }
-  return out;
-}
-
-std::string Recipe::run_name() const {
-  const std::string& name = run.string("name");
-  return name.empty() ? std::filesystem::path(path).stem().string() : name;
 }
 
 }  // namespace orchestrate

@@ -1,7 +1,9 @@
-// A recipe: the TOML file plus --set overrides, validated against the core
-// tables' and the named components' schemas, every default filled in.
+// A recipe: the TOML file plus --set overrides, validated against the table
+// registry (core_tables.h) and the named components' schemas, every default
+// filled in.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,36 +13,39 @@
 
 namespace orchestrate {
 
-// One `--set table.key=value` from the command line.
+// One `--set path=value` from the command line. `path` is dotted; a number
+// addresses an entry of an array of tables: optimizer.wrappers.0.eta=0.002.
 struct Override {
-  std::string table;
-  std::string key;
-  std::string value;
-  std::string text() const { return table + "." + key + "=" + value; }
+  std::vector<std::string> path;
+  std::string value;  // TOML value text; a bare word that is not TOML is taken as a string
+  std::string text;   // as typed, for error messages
 };
 
 // Parses "--set" arguments; throws UsageError for one without "table.key=".
 std::vector<Override> parse_overrides(const std::vector<std::string>& arguments);
 
-struct ComponentChoice {
-  std::string plugin;  // the component's registered name, e.g. "adam"
-  Params params;
+// One resolved table (or one entry of an array of tables).
+struct TableValues {
+  std::string plugin;  // the component it names; "" for a core table
+  Params core;         // the keys the core reads (core_tables.cpp)
+  Params component;    // the keys the component's schema declares
+  std::map<std::string, std::vector<TableValues>> lists;  // [[table.list]] entries, in order
+
+  const std::vector<TableValues>& list(const std::string& name) const;
 };
 
 struct Recipe {
   std::string path;  // the recipe file as given
-  Params run;        // [run], see core_tables.h
-  Params eval;       // [eval]
-  Params log;        // [log]
-  ComponentChoice data;
-  ComponentChoice model;
-  ComponentChoice optimizer;
-  ComponentChoice schedule;
+  std::map<std::string, TableValues> tables;  // every table of core_tables.h, defaults filled in
+
+  const TableValues& table(const std::string& name) const;
 
   // The resolved recipe as TOML (defaults filled in, overrides applied): what
-  // --dry-run prints and the run store keeps; loading it again gives the same recipe.
+  // --dry-run prints and the run store keeps; loading it again gives the same
+  // recipe, floats bit for bit.
   std::string resolved_toml() const;
-  // "table.key" -> value text, for the run store's params table.
+  // "table.key" -> value text ("optimizer.wrappers.0.eta"), for the run
+  // store's params table; the same value text as resolved_toml().
   std::vector<std::pair<std::string, std::string>> flattened() const;
   // [run] name, or the recipe file's stem when empty.
   std::string run_name() const;

@@ -2,17 +2,16 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "orchestrate/error.h"
+#include "orchestrate/optimizer_wrapper.h"
 #include "scratch_dir.h"
+#include "settings.h"
 
 namespace orchestrate {
 namespace {
 
 // A registry with components whose factories are never called: recipe
-// validation only reads their schemas.
+// validation only reads their schemas and rules.
 class RecipeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -25,10 +24,26 @@ class RecipeTest : public ::testing::Test {
                                real_list_param("betas", std::vector<double>{0.9, 0.99}, "both")},
                               nullptr);
     registry.lr_schedules().add("fixed", "constant", {}, nullptr);
-    registry.lr_schedules().add("piecewise", "steps",
-                                {real_list_param("boundaries", std::nullopt, "where"),
-                                 string_param("unit", "epoch", "unit").one_of({"epoch", "step"})},
-                                nullptr);
+    ParamSchema piecewise{real_list_param("boundaries", std::vector<double>{}, "where"),
+                          real_list_param("factors", std::vector<double>{1.0}, "how much"),
+                          string_param("unit", "epoch", "unit").one_of({"epoch", "step"})};
+    piecewise.rule([](const Params& p) {
+      return p.real_list("factors").size() == p.real_list("boundaries").size() + 1
+                 ? std::string()
+                 : "factors needs one more entry than boundaries";
+    });
+    registry.lr_schedules().add("piecewise", "steps", piecewise, nullptr);
+    WrapperRules first;
+    first.must_come_first = true;
+    first.micro_batches = [](const Params& p) { return p.integer("num_batches"); };
+    registry.optimizer_wrappers().add("batch_gradients", "accumulate", {int_param("num_batches", 1, "n").at_least(1)},
+                                      nullptr, first);
+    WrapperRules last;
+    last.must_come_last = true;
+    last.exclusive_group = "trust_ratio";
+    registry.optimizer_wrappers().add("lars", "trust ratio", {real_param("eta", 0.001, "trust")}, nullptr, last);
+    registry.optimizer_wrappers().add("lamb", "trust ratio", {}, nullptr, last);
+    registry.optimizer_wrappers().add("clip", "clip", {real_param("max_norm", 5.0, "norm")}, nullptr);
   }
 
   std::string write(const std::string& text) { return dir.write("r.toml", text); }
@@ -60,35 +75,62 @@ plugin = "adam"
 lr = 1
 )";
 
+const char* kKnownOptimizerKeys = "weight_decay, decay_norm_and_bias, no_decay, lr, beta1, betas, wrappers, groups";
+
 TEST_F(RecipeTest, ResolvesDefaultsAndCoercesIntegerToFloat) {
-  Recipe r = load_recipe(write(kValid), {}, registry);
-  EXPECT_EQ(r.run.integer("epochs"), 3);
-  EXPECT_EQ(r.run.integer("batch_size"), 64);  // core default
-  EXPECT_EQ(r.data.plugin, "images");
-  EXPECT_EQ(r.data.params.string("dir"), "/data");
-  EXPECT_EQ(r.data.params.integer("limit"), 0);
-  EXPECT_DOUBLE_EQ(r.optimizer.params.real("lr"), 1.0);
-  EXPECT_EQ(r.schedule.plugin, "fixed");  // [schedule] is optional
-  EXPECT_EQ(r.run_name(), "r");
+  const Recipe r = load_recipe(write(kValid), {}, registry);
+  const Settings s = settings_of(r);
+  EXPECT_EQ(s.run.epochs, 3);
+  EXPECT_EQ(s.run.batch_size, 64);  // core default
+  EXPECT_EQ(s.data_plugin, "images");
+  EXPECT_EQ(s.data_params.string("dir"), "/data");
+  EXPECT_EQ(s.data_params.integer("limit"), 0);
+  EXPECT_DOUBLE_EQ(s.optimizer.base_lr, 1.0);
+  EXPECT_EQ(s.schedule.plugin, "fixed");  // [schedule] is optional
+  EXPECT_EQ(s.run.name, "r");
+  EXPECT_EQ(s.precision.mode, PrecisionMode::fp32);
+  EXPECT_TRUE(s.optimizer.wrappers.empty());
 }
 
 TEST_F(RecipeTest, OverridesAreTypedBySchema) {
-  Recipe r = load_recipe(write(kValid),
-                         parse_overrides({"optimizer.lr=0.5", "run.name=exp 1", "optimizer.betas=[0.8, 0.9]",
-                                          "schedule.plugin=piecewise", "schedule.boundaries=1,2.5"}),
-                         registry);
-  EXPECT_DOUBLE_EQ(r.optimizer.params.real("lr"), 0.5);
-  EXPECT_EQ(r.run.string("name"), "exp 1");
-  EXPECT_EQ(r.optimizer.params.real_list("betas"), (std::vector<double>{0.8, 0.9}));
-  EXPECT_EQ(r.schedule.plugin, "piecewise");
-  EXPECT_EQ(r.schedule.params.real_list("boundaries"), (std::vector<double>{1, 2.5}));
+  const Recipe r = load_recipe(write(kValid),
+                               parse_overrides({"optimizer.lr=0.5", "run.name=exp 1", "optimizer.betas=[0.8, 0.9]",
+                                                "schedule.plugin=piecewise", "schedule.boundaries=1,2.5",
+                                                "schedule.factors=[1, 0.1, 0.01]", "data.dir=/other/place"}),
+                               registry);
+  const Settings s = settings_of(r);
+  EXPECT_DOUBLE_EQ(s.optimizer.base_lr, 0.5);
+  EXPECT_EQ(s.run.name, "exp 1");
+  EXPECT_EQ(s.optimizer.params.real_list("betas"), (std::vector<double>{0.8, 0.9}));
+  EXPECT_EQ(s.schedule.plugin, "piecewise");
+  EXPECT_EQ(s.schedule.params.real_list("boundaries"), (std::vector<double>{1, 2.5}));
+  EXPECT_EQ(s.data_params.string("dir"), "/other/place");
+}
+
+TEST_F(RecipeTest, OverridesAddressArrayOfTablesEntries) {
+  std::string text = kValid;
+  text += "[[optimizer.wrappers]]\nplugin = \"clip\"\n";
+  const Recipe r = load_recipe(write(text),
+                               parse_overrides({"optimizer.wrappers.0.max_norm=1.5", "optimizer.wrappers.1.plugin=lars",
+                                                "optimizer.wrappers.1.eta=0.002"}),
+                               registry);
+  const Settings s = settings_of(r);
+  ASSERT_EQ(s.optimizer.wrappers.size(), 2u);
+  EXPECT_EQ(s.optimizer.wrappers[0].plugin, "clip");
+  EXPECT_DOUBLE_EQ(s.optimizer.wrappers[0].params.real("max_norm"), 1.5);
+  EXPECT_EQ(s.optimizer.wrappers[1].plugin, "lars");
+  EXPECT_DOUBLE_EQ(s.optimizer.wrappers[1].params.real("eta"), 0.002);
+  EXPECT_EQ(error_of(text, {"optimizer.wrappers.5.eta=1"}),
+            "--set optimizer.wrappers.5.eta=1: 'optimizer.wrappers' is a list of 1 tables; address one by number, "
+            "0..1 (the last appends a new entry)");
+  EXPECT_EQ(error_of(text, {"run.epochs.x=1"}), "--set run.epochs.x=1: 'run.epochs' is not a table, so it has no key 'x'");
 }
 
 TEST_F(RecipeTest, UnknownKeyNamesLineAndClosestMatch) {
   std::string text = kValid;
   text += "lrr = 0.1\n";
   EXPECT_EQ(error_of(text), write(text) + ":12:1: [optimizer] unknown key 'lrr' for optimizer 'adam'; did you mean "
-                                          "'lr'? (known: lr, beta1, betas)");
+                                          "'lr'? (known: " + kKnownOptimizerKeys + ")");
 }
 
 TEST_F(RecipeTest, WrongTypeNamesLineAndTypes) {
@@ -106,9 +148,9 @@ TEST_F(RecipeTest, AllMissingKeysAreReportedTogether) {
 
 TEST_F(RecipeTest, UnknownPluginListsKnownAndClosest) {
   std::string text = kValid;
-  text.replace(text.find("\"adam\""), 6, "\"adamw\"");
+  text.replace(text.find("\"adam\""), 6, "\"adamx\"");
   EXPECT_EQ(error_of(text), write(text) +
-                                ":10:10: [optimizer] plugin: unknown optimizer 'adamw'; did you mean 'adam'? (known: adam)");
+                                ":10:10: [optimizer] plugin: unknown optimizer 'adamx'; did you mean 'adam'? (known: adam)");
 }
 
 TEST_F(RecipeTest, SyntaxErrorGivesLine) {
@@ -133,23 +175,87 @@ TEST_F(RecipeTest, RangeAndChoiceViolations) {
   EXPECT_EQ(error_of(kValid, {"run.device=tpu"}), "--set run.device=tpu: [run] device: must be one of: auto, cpu, cuda");
   EXPECT_EQ(error_of(kValid, {"optimizer.lr=abc"}), "--set optimizer.lr=abc: [optimizer] lr: expected a float, got 'abc'");
   EXPECT_EQ(error_of(kValid, {"optimizer.lrr=1"}),
-            "--set optimizer.lrr=1: unknown key 'lrr' for optimizer 'adam'; did you mean 'lr'? (known: lr, beta1, betas)");
+            std::string("--set optimizer.lrr=1: [optimizer] unknown key 'lrr' for optimizer 'adam'; did you mean 'lr'? "
+                        "(known: ") + kKnownOptimizerKeys + ")");
+}
+
+TEST_F(RecipeTest, ZeroEpochsIsAnError) {
+  EXPECT_EQ(error_of(kValid, {"run.epochs=0"}), "--set run.epochs=0: [run] epochs: must be >= 1");
+}
+
+// Checks across keys run at load, so --dry-run finds them, with the table's line.
+TEST_F(RecipeTest, ComponentRulesRunAtLoad) {
+  std::string text = kValid;
+  text += "[schedule]\nplugin = \"piecewise\"\nboundaries = [5]\nfactors = [1.0, 0.2, 0.1]\n";
+  EXPECT_EQ(error_of(text), write(text) + ":12:1: [schedule] piecewise: factors needs one more entry than boundaries");
+  EXPECT_EQ(error_of(kValid, {"schedule.warmup=linear"}),
+            "--set schedule.warmup=linear: [schedule] warmup = \"linear\" needs warmup_length > 0");
+}
+
+TEST_F(RecipeTest, WrapperChainOrderIsChecked) {
+  std::string text = kValid;
+  text += "[[optimizer.wrappers]]\nplugin = \"lars\"\n[[optimizer.wrappers]]\nplugin = \"batch_gradients\"\n"
+          "[[optimizer.wrappers]]\nplugin = \"lamb\"\n";
+  const std::string e = error_of(text);
+  EXPECT_NE(e.find(":12:1: [[optimizer.wrappers]] entry 0: 'lars' must be the last wrapper"), std::string::npos) << e;
+  EXPECT_NE(e.find(":14:1: [[optimizer.wrappers]] entry 1: 'batch_gradients' must be the first wrapper"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find(":16:1: [[optimizer.wrappers]] entry 2: 'lamb' cannot be combined with 'lars' (entry 0)"),
+            std::string::npos)
+      << e;
+}
+
+TEST_F(RecipeTest, UnknownWrapperNamesItsEntry) {
+  std::string text = kValid;
+  text += "[[optimizer.wrappers]]\nplugin = \"larss\"\n";
+  EXPECT_EQ(error_of(text), write(text) + ":13:10: [[optimizer.wrappers]] entry 0 plugin: unknown optimizer_wrapper "
+                                          "'larss'; did you mean 'lars'? (known: batch_gradients, clip, lamb, lars)");
+}
+
+TEST_F(RecipeTest, BadRegexInGroupIsARecipeError) {
+  std::string text = kValid;
+  text += "[[optimizer.groups]]\nmatch = \"fc(\"\nlr_scale = 10\n";
+  EXPECT_NE(error_of(text).find(":12:1: [[optimizer.groups]] entry 0 match: \"fc(\" is not a valid regular expression"),
+            std::string::npos)
+      << error_of(text);
 }
 
 TEST_F(RecipeTest, MissingFileAndBadOverrideSyntax) {
   EXPECT_THROW(load_recipe(dir.file("absent.toml"), {}, registry), RecipeError);
   EXPECT_THROW(parse_overrides({"lr=0.1"}), UsageError);
   EXPECT_THROW(parse_overrides({"optimizer.lr"}), UsageError);
+  EXPECT_THROW(parse_overrides({"optimizer..lr=1"}), UsageError);
 }
 
 TEST_F(RecipeTest, ResolvedRecipeLoadsBackToTheSameValues) {
-  Recipe first = load_recipe(write(kValid), parse_overrides({"optimizer.betas=0.5,0.6"}), registry);
+  std::string text = kValid;
+  text += "[[optimizer.wrappers]]\nplugin = \"clip\"\n[[optimizer.groups]]\nmatch = \"^fc\\\\.\"\nlr_scale = 10\n";
+  const Recipe first = load_recipe(write(text), parse_overrides({"optimizer.betas=0.5,0.6", "optimizer.lr=0.00123456789",
+                                                                "run.name=a \"quoted\"\\ name"}),
+                                   registry);
   const std::string resolved = first.resolved_toml();
-  Recipe second = load_recipe(write(resolved), {}, registry);
+  const Recipe second = load_recipe(write(resolved), {}, registry);
   EXPECT_EQ(first.flattened(), second.flattened());
-  EXPECT_NE(resolved.find("[optimizer]\nbeta1 = 0.9\nbetas = [ 0.5, 0.6 ]\nlr = 1.0\nplugin = 'adam'"),
+  EXPECT_NE(resolved.find("[optimizer]\nplugin = \"adam\"\ndecay_norm_and_bias = false\nno_decay = []\n"
+                          "weight_decay = 0.0\nbeta1 = 0.9\nbetas = [0.5, 0.6]\nlr = 0.00123456789\n\n"
+                          "[[optimizer.wrappers]]\nplugin = \"clip\"\nmax_norm = 5.0\n\n[[optimizer.groups]]\n"
+                          "lr_scale = 10.0\nmatch = \"^fc\\\\.\"\nweight_decay_scale = 1.0\n"),
             std::string::npos)
       << resolved;
+}
+
+// The run store's params rows and the resolved recipe hold the same text, and
+// floats keep every bit.
+TEST_F(RecipeTest, FlattenedValuesRoundTripFloatsExactly) {
+  const Recipe r = load_recipe(write(kValid), parse_overrides({"optimizer.lr=0.00123456789", "optimizer.beta1=0.1"}),
+                               registry);
+  const auto flattened = r.flattened();
+  const std::map<std::string, std::string> rows(flattened.begin(), flattened.end());
+  EXPECT_EQ(rows.at("optimizer.lr"), "0.00123456789");
+  EXPECT_EQ(std::stod(rows.at("optimizer.beta1")), 0.1);
+  EXPECT_EQ(rows.at("optimizer.plugin"), "adam");
+  EXPECT_EQ(rows.at("precision.mode"), "fp32");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/cross_entropy_loss.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
 
@@ -11,6 +12,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "components.h"
 #include "device.h"
@@ -19,6 +21,7 @@
 #include "orchestrate/error.h"
 #include "progress_line.h"
 #include "run_identity.h"
+#include "settings.h"
 #include "stop_signal.h"
 
 namespace orchestrate {
@@ -37,147 +40,282 @@ std::string format_eval(const EvalResult& r) {
   return out.str();
 }
 
+bool use_channels_last(MemoryFormat format, const c10::Device& device) {
+  return format == MemoryFormat::channels_last || (format == MemoryFormat::automatic && device.is_cuda());
+}
+
+// Speedups that only the device decides: cuDNN autotuning and TF32 matmuls on CUDA.
+void configure_device(const c10::Device& device) {
+  if (!device.is_cuda()) return;
+  at::globalContext().setBenchmarkCuDNN(true);
+  at::globalContext().setAllowTF32CuBLAS(true);
+  at::globalContext().setAllowTF32CuDNN(true);
+}
+
+// Intra-op threads: the recipe's, or one per core less the data workers
+// (their threads would otherwise compete with LibTorch's for the cores).
+int intra_op_threads(const RunSettings& run) {
+  if (run.threads > 0) return run.threads;
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores - run.num_workers / 2);
+}
+
 // The state of one training run, so the loop reads as the steps it takes.
 class TrainingRun {
  public:
-  TrainingRun(const Recipe& recipe, TrainingComponents& c, RunStore& store, std::int64_t run_id,
+  TrainingRun(const Settings& s, TrainingComponents& c, RunStore& store, std::int64_t run_id,
               const c10::Device& device, const TrainOptions& options, const StopSignal& stop)
-      : recipe_(recipe),
+      : s_(s),
         c_(c),
         store_(store),
         run_id_(run_id),
         device_(device),
+        channels_last_(use_channels_last(s.memory_format, device)),
+        scaler_(s.precision.scaler),
         progress_(options.progress ? *options.progress : null_stream_,
-                  options.progress ? parse_progress_mode(recipe.log.string("progress")) : ProgressMode::never,
-                  recipe.run.integer("log_every"), options.progress_is_terminal),
+                  options.progress ? parse_progress_mode(s.progress) : ProgressMode::never, s.run.log_every,
+                  options.progress_is_terminal),
         stop_(stop) {
-    pipeline_.workers = static_cast<int>(recipe.run.integer("num_workers"));
-    pipeline_.prefetch = static_cast<int>(recipe.run.integer("prefetch_batches"));
-    pipeline_.pin_memory = device.is_cuda();
+    PipelineOptions pipeline;
+    pipeline.workers = s.run.num_workers;
+    pipeline.prefetch = s.run.prefetch_batches;
+    pipeline.pin_memory = device.is_cuda();
+    const std::int64_t micro_batches = c.epochs * c.micro_batches_per_epoch;
+    train_pipeline_ = std::make_unique<BatchPipeline>(
+        *c.train_set,
+        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed,
+         per_epoch = c.micro_batches_per_epoch](std::int64_t epoch) {
+          auto batches = shuffled_batches(size, batch, seed, epoch, true);
+          batches.resize(static_cast<std::size_t>(per_epoch));
+          return batches;
+        },
+        c.micro_batches_per_epoch, micro_batches / c.micro_batches_per_epoch, pipeline);
+    if (c.test_set)
+      evaluator_ = std::make_unique<Evaluator>(*c.test_set, s.eval.batch_size, device, c.epochs + 1, pipeline);
+    for (const auto& group : c.groups)
+      for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
   }
 
   RunStatus run() {
-    const std::int64_t eval_every = recipe_.eval.integer("every_epochs");
+    const std::int64_t eval_every = s_.eval.every_epochs;
     bool evaluated_last = false;
-    for (std::int64_t epoch = 0; epoch < c_.epochs && step_ < c_.total_steps; ++epoch) {
+    last_step_end_ = Clock::now();
+    for (std::int64_t epoch = 0; epoch < c_.epochs && update_ < c_.total_updates; ++epoch) {
       train_epoch(epoch);
       if (stop_.requested()) break;
       evaluated_last = false;
-      if (c_.test_set && eval_every > 0 && (epoch + 1) % eval_every == 0) {
+      if (evaluator_ && eval_every > 0 && (epoch + 1) % eval_every == 0) {
         run_eval(epoch + 1);
         evaluated_last = true;
       }
     }
+    flush_window(c_.epochs);
     if (stop_.requested()) {
       progress_.finish();
-      const std::string why = std::string("stopped by signal ") + std::to_string(stop_.signal_number()) + " at step " +
-                              std::to_string(step_);
+      const std::string why = std::string("stopped by signal ") + std::to_string(stop_.signal_number()) +
+                              " at step " + std::to_string(update_);
       store_.record_event(run_id_, "interrupted", why);
       progress_.message("interrupted: " + why + "; run recorded as interrupted");
       return RunStatus::interrupted;
     }
-    if (c_.test_set && !evaluated_last) run_eval(c_.epochs);
+    if (evaluator_ && !evaluated_last) run_eval(c_.epochs);
     progress_.finish();
     return RunStatus::finished;
   }
 
-  std::int64_t steps() const { return step_; }
+  std::int64_t steps() const { return update_; }
 
  private:
+  at::Tensor forward(const at::Tensor& images) {
+    AutocastScope autocast(device_.type(), s_.precision.mode);
+    return c_.model->forward(images);
+  }
+
+  // One micro-batch: forward, loss, backward. Returns the loss, on the device.
+  at::Tensor micro_batch(const Batch& batch, StepTiming& timing) {
+    auto t0 = Clock::now();
+    auto images = batch.images.to(device_, /*non_blocking=*/true);
+    if (channels_last_) images = images.contiguous(at::MemoryFormat::ChannelsLast);
+    const auto labels = batch.labels.to(device_, /*non_blocking=*/true);
+    const auto t1 = Clock::now();
+    timing.data_wait_s += seconds_between(t0, t1);
+    // Loss in fp32 whatever the autocast dtype; divided so that accumulated
+    // micro-batch gradients are the mean over the whole update's batch.
+    const auto loss = at::cross_entropy_loss(forward(images).to(at::kFloat), labels, {}, at::Reduction::Mean,
+                                             /*ignore_index=*/-100, s_.label_smoothing);
+    scaler_.scale(loss / static_cast<double>(c_.micro_batches_per_update)).backward();
+    timing.compute_s += seconds_between(t1, Clock::now());
+    timing.images += labels.size(0);
+    return loss.detach();
+  }
+
+  // Applies the accumulated gradients: unscale, skip if not finite, wrappers, optimizer.
+  void apply_update(const at::Tensor& loss, std::int64_t epoch) {
+    std::string skip_reason;
+    at::Tensor found_inf;
+    if (scaler_.enabled()) {
+      std::vector<at::Tensor> grads;
+      for (const auto& p : parameters_) grads.push_back(p.grad());
+      found_inf = scaler_.unscale_(grads);
+      // A sync, as torch.amp.GradScaler makes one: the step must be skipped on the host.
+      if (LossScaler::found_inf_value(found_inf)) skip_reason = "inf/nan gradients at loss scale " + std::to_string(scaler_.scale_value());
+    }
+    // "skip" must know before stepping: one read of the loss (free on CPU).
+    if (skip_reason.empty() && s_.run.on_nonfinite == NonFinitePolicy::skip && !std::isfinite(loss.item<double>()))
+      skip_reason = "loss is not finite";
+    if (skip_reason.empty()) {
+      const double lr = c_.schedule->learning_rate(update_);
+      auto& groups = c_.optimizer->param_groups();
+      for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lr * c_.groups[i].lr_scale);
+      UpdateView view{*c_.optimizer, wrapper_metrics_, update_};
+      for (auto& wrapper : c_.wrappers) wrapper->before_step(view);
+      c_.optimizer->step();
+      for (auto it = c_.wrappers.rbegin(); it != c_.wrappers.rend(); ++it) (*it)->after_step(view);
+    } else {
+      ++skipped_;
+      store_.record_event(run_id_, "skipped_update",
+                          "update " + std::to_string(update_ + 1) + " (epoch " + std::to_string(epoch + 1) +
+                              ") skipped: " + skip_reason);
+    }
+    if (scaler_.enabled()) scaler_.update(found_inf);
+    c_.optimizer->zero_grad();
+  }
+
   void train_epoch(std::int64_t epoch) {
     c_.model->train();
-    const std::int64_t batch_size = recipe_.run.integer("batch_size");
-    BatchPipeline pipeline(*c_.train_set,
-                           shuffled_batches(c_.train_set->size(), batch_size, recipe_.run.integer("seed"), epoch, true),
-                           pipeline_);
-    const std::int64_t log_every = recipe_.run.integer("log_every");
-    while (step_ < c_.total_steps && !stop_.requested()) {
-      const auto t0 = Clock::now();
-      auto batch = pipeline.next();
-      if (!batch) break;
-      const auto images = batch->images.to(device_, /*non_blocking=*/true);
-      const auto labels = batch->labels.to(device_, /*non_blocking=*/true);
-      sync();
-      const auto t1 = Clock::now();
-
-      const auto loss = at::cross_entropy_loss(c_.model->forward(images), labels);
-      loss.backward();
-      const double loss_value = loss.item<double>();
-      const auto t2 = Clock::now();
-
-      const double lr = c_.schedule->learning_rate(step_);
-      for (auto& group : c_.optimizer->param_groups()) group.options().set_lr(lr);
-      c_.optimizer->step();
-      c_.optimizer->zero_grad();
-      sync();
-      const auto t3 = Clock::now();
-
-      ++step_;
-      if (!std::isfinite(loss_value))
-        throw Error("training diverged: loss is " + std::to_string(loss_value) + " at step " + std::to_string(step_) +
-                    "; lower [optimizer] lr or check the data");
+    for (std::int64_t u = 0; u < c_.updates_per_epoch && update_ < c_.total_updates && !stop_.requested(); ++u) {
       StepTiming timing;
-      timing.step = step_;
-      timing.epoch = epoch + 1;
-      timing.images = labels.size(0);
-      timing.data_wait_s = seconds_between(t0, t1);
-      timing.compute_s = seconds_between(t1, t2);
-      timing.optimizer_s = seconds_between(t2, t3);
-      timing.total_s = seconds_between(t0, t3);
-      timing.loss = loss_value;
-      timing.learning_rate = lr;
-      store_.record_step(run_id_, timing);
-
-      window_loss_ += loss_value;
-      ++window_steps_;
-      if (step_ % log_every == 0 || step_ == c_.total_steps) {
-        recent_loss_ = window_loss_ / window_steps_;
-        store_.record_metric(run_id_, step_, epoch + 1, "train/loss", recent_loss_);
-        window_loss_ = 0;
-        window_steps_ = 0;
+      at::Tensor loss_sum;
+      for (std::int64_t m = 0; m < c_.micro_batches_per_update; ++m) {
+        const auto t0 = Clock::now();
+        auto batch = train_pipeline_->next();
+        timing.data_wait_s += seconds_between(t0, Clock::now());
+        if (!batch) throw Error("the data pipeline ended early at update " + std::to_string(update_) + " (a bug)");
+        const auto loss = micro_batch(*batch, timing);
+        loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
       }
-      progress_.update({epoch + 1, c_.epochs, step_, c_.total_steps, window_steps_ ? loss_value : recent_loss_, lr},
-                       timing.images);
+      const auto loss = c_.micro_batches_per_update > 1 ? loss_sum / static_cast<double>(c_.micro_batches_per_update)
+                                                        : loss_sum;
+      const auto t2 = Clock::now();
+      const double lr = c_.schedule->learning_rate(update_);
+      apply_update(loss, epoch);
+      const auto t3 = Clock::now();
+      ++update_;
+      // Every second between two updates' ends belongs to one of them: what is
+      // not data, compute or optimizer (logging, the store) shows as the rest
+      // of total_s, so the report's images/s agrees with the clock.
+      timing.step = update_;
+      timing.epoch = epoch + 1;
+      timing.optimizer_s = seconds_between(t2, t3);
+      timing.total_s = seconds_between(last_step_end_, t3);
+      timing.learning_rate = lr;
+      window_rows_.push_back(timing);
+      window_losses_.push_back(loss);
+      if (update_ % s_.run.log_every == 0 || update_ == c_.total_updates) flush_window(epoch + 1);
+      progress_.update({epoch + 1, c_.epochs, update_, c_.total_updates, recent_loss_, lr}, timing.images);
+      last_step_end_ = Clock::now();
+      if (update_ == c_.total_updates) last_step_end_ = t3;
     }
+  }
+
+  // Reads the window's losses and metrics from the device (the only sync of
+  // a steady-state step) and writes its step rows and train/* metrics.
+  void flush_window(std::int64_t epoch) {
+    if (window_rows_.empty()) return;
+    const auto losses = at::stack(window_losses_).to(at::kCPU, at::kDouble).contiguous();
+    const double* values = losses.data_ptr<double>();
+    double sum = 0;
+    std::int64_t first_nonfinite = -1;
+    for (std::size_t i = 0; i < window_rows_.size(); ++i) {
+      window_rows_[i].loss = values[i];
+      sum += values[i];
+      if (!std::isfinite(values[i]) && first_nonfinite < 0) first_nonfinite = window_rows_[i].step;
+      store_.record_step(run_id_, window_rows_[i]);
+    }
+    recent_loss_ = sum / static_cast<double>(window_rows_.size());
+    const std::int64_t step = window_rows_.back().step;
+    window_rows_.clear();
+    window_losses_.clear();
+    if (first_nonfinite >= 0 && s_.run.on_nonfinite == NonFinitePolicy::stop) {
+      const std::string why = "training diverged: loss is " + std::to_string(values[0]) + " at step " +
+                              std::to_string(first_nonfinite) +
+                              "; lower [optimizer] lr, set [run] on_nonfinite = \"skip\", or check the data";
+      store_.record_event(run_id_, "nonfinite_loss", why);
+      throw Error(why);
+    }
+    store_.record_metric(run_id_, step, epoch, "train/loss", recent_loss_);
+    store_.record_metric(run_id_, step, epoch, "train/reg_loss", regularization_loss());
+    for (const auto& [name, value] : wrapper_metrics_)
+      if (value.defined()) store_.record_metric(run_id_, step, epoch, name, value.item<double>());
+    if (scaler_.enabled()) {
+      store_.record_metric(run_id_, step, epoch, "train/loss_scale", scaler_.scale_value());
+      store_.record_metric(run_id_, step, epoch, "train/skipped_updates", static_cast<double>(skipped_));
+    }
+  }
+
+  // 0.5 * sum over groups of weight_decay * |w|^2: the L2 term weight decay
+  // adds to the loss (the LARS seed logs it as reg_loss beside ent_loss).
+  double regularization_loss() const {
+    at::NoGradGuard no_grad;
+    double total = 0;
+    for (const auto& group : c_.groups) {
+      if (group.weight_decay == 0) continue;
+      std::vector<at::Tensor> tensors;
+      for (const auto& p : group.parameters) tensors.push_back(p.tensor.detach());
+      const auto norms = at::_foreach_norm(tensors);
+      total += 0.5 * group.weight_decay * at::stack(norms).pow(2).sum().item<double>();
+    }
+    return total;
   }
 
   void run_eval(std::int64_t epoch) {
     const auto start = Clock::now();
-    const EvalResult r =
-        evaluate(*c_.model, *c_.test_set, recipe_.eval.integer("batch_size"), device_, pipeline_);
-    store_.record_metric(run_id_, step_, epoch, "eval/top1", r.top1);
-    if (r.top5 >= 0) store_.record_metric(run_id_, step_, epoch, "eval/top5", r.top5);
-    store_.record_metric(run_id_, step_, epoch, "eval/loss", r.loss);
+    c_.model->eval();
+    EvalResult r;
+    {
+      c10::InferenceMode inference;
+      r = evaluator_->run([&](const at::Tensor& images) {
+        return forward(channels_last_ ? images.contiguous(at::MemoryFormat::ChannelsLast) : images);
+      });
+    }
+    c_.model->train();
+    store_.record_metric(run_id_, update_, epoch, "eval/top1", r.top1);
+    if (r.top5 >= 0) store_.record_metric(run_id_, update_, epoch, "eval/top5", r.top5);
+    store_.record_metric(run_id_, update_, epoch, "eval/loss", r.loss);
+    const double seconds = seconds_between(start, Clock::now());
     std::ostringstream line;
-    line << "eval after epoch " << epoch << " (step " << step_ << "): " << format_eval(r) << "  (" << r.examples
-         << " images, " << std::fixed << std::setprecision(1) << seconds_between(start, Clock::now()) << " s)";
+    line << "eval after epoch " << epoch << " (step " << update_ << "): " << format_eval(r) << "  (" << r.examples
+         << " images, " << std::fixed << std::setprecision(1) << seconds << " s)";
+    store_.record_event(run_id_, "eval", line.str());
     progress_.message(line.str());
+    last_step_end_ = Clock::now();  // evaluation time is the event's, not the next step's
   }
 
-  // CUDA work is asynchronous; the phase timings are only true if each phase
-  // has finished on the device before its clock stops.
-  void sync() const {
-    if (device_.is_cuda()) torch::cuda::synchronize();
-  }
-
-  const Recipe& recipe_;
+  const Settings& s_;
   TrainingComponents& c_;
   RunStore& store_;
   const std::int64_t run_id_;
   const c10::Device device_;
+  const bool channels_last_;
+  LossScaler scaler_;
   std::ostringstream null_stream_;
   ProgressLine progress_;
-  PipelineOptions pipeline_;
   const StopSignal& stop_;
-  std::int64_t step_ = 0;
-  double window_loss_ = 0;
-  std::int64_t window_steps_ = 0;
+  std::unique_ptr<BatchPipeline> train_pipeline_;
+  std::unique_ptr<Evaluator> evaluator_;
+  std::vector<at::Tensor> parameters_;
+  std::map<std::string, at::Tensor> wrapper_metrics_;
+  std::vector<StepTiming> window_rows_;
+  std::vector<at::Tensor> window_losses_;
+  Clock::time_point last_step_end_;
+  std::int64_t update_ = 0;
+  std::int64_t skipped_ = 0;
   double recent_loss_ = 0;
 };
 
-RunRecord record_for(const Recipe& recipe, const Registry& registry, const c10::Device& device) {
+RunRecord record_for(const Recipe& recipe, const Settings& s, const Registry& registry, const c10::Device& device) {
   RunRecord r;
-  r.name = recipe.run_name();
+  r.name = s.run.name;
   r.recipe_path = recipe.path;
   r.resolved_recipe = recipe.resolved_toml();
   r.orchestrate_version = version();
@@ -186,28 +324,44 @@ RunRecord record_for(const Recipe& recipe, const Registry& registry, const c10::
   r.device = device.str();
   r.git_revision = git_revision_of(recipe.path);
   r.world_size = 1;
-  r.plugins = plugins_used(recipe, registry);
+  r.plugins = plugins_used(s, registry);
   r.params = recipe.flattened();
   return r;
+}
+
+void convert_to_channels_last(torch::nn::Module& model) {
+  for (auto& parameter : model.parameters())
+    if (parameter.dim() == 4) parameter.set_data(parameter.contiguous(at::MemoryFormat::ChannelsLast));
 }
 
 }  // namespace
 
 TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& store, const TrainOptions& options) {
   const auto start = Clock::now();
-  if (const auto threads = recipe.run.integer("threads"); threads > 0) at::set_num_threads(static_cast<int>(threads));
-  const c10::Device device = select_device(recipe.run.string("device"));
+  const Settings s = settings_of(recipe);
+  const int threads = intra_op_threads(s.run);
+  at::set_num_threads(threads);
+  const c10::Device device = select_device(s.run.device);
+  if (auto why = AutocastScope::unsupported_reason(device.type(), s.precision.mode))
+    throw RecipeError("[precision] mode = \"" + std::string(precision_mode_name(s.precision.mode)) + "\": " + *why);
+  configure_device(device);
   // Seeded before any component exists, so weight init and augmentation are reproducible.
-  at::manual_seed(static_cast<std::uint64_t>(recipe.run.integer("seed")));
+  at::manual_seed(s.run.seed);
 
   // Installed before the run row exists: a Ctrl-C while the data loads still
   // ends with the run recorded as interrupted, never left "running".
   const StopSignal stop;
   TrainOutcome outcome;
-  outcome.run_id = store.begin_run(record_for(recipe, registry, device));
+  outcome.run_id = store.begin_run(record_for(recipe, s, registry, device));
   try {
-    TrainingComponents components = build_components(recipe, registry, device);
-    TrainingRun run(recipe, components, store, outcome.run_id, device, options, stop);
+    store.record_event(outcome.run_id, "threads",
+                       "intra_op=" + std::to_string(threads) + " data_workers=" + std::to_string(s.run.num_workers) +
+                           " cores=" + std::to_string(std::thread::hardware_concurrency()));
+    TrainingComponents components = build_components(s, registry, device);
+    if (use_channels_last(s.memory_format, device)) convert_to_channels_last(*components.model);
+    TrainingRun run(s, components, store, outcome.run_id, device, options, stop);
+    store.record_event(outcome.run_id, "setup",
+                       "components built in " + std::to_string(seconds_between(start, Clock::now())) + " s");
     outcome.status = run.run();
     outcome.steps = run.steps();
     store.finish_run(outcome.run_id, outcome.status);

@@ -3,12 +3,26 @@
 #include "orchestrate/dataset.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
+#include "orchestrate/optimizer.h"
+#include "orchestrate/optimizer_wrapper.h"
 
 namespace orchestrate {
 
 Dataset::~Dataset() = default;
 Model::~Model() = default;
 LrSchedule::~LrSchedule() = default;
+OptimizerWrapper::~OptimizerWrapper() = default;
+void OptimizerWrapper::before_step(UpdateView&) {}
+void OptimizerWrapper::after_step(UpdateView&) {}
+void OptimizerWrapper::save(torch::serialize::OutputArchive&) const {}
+void OptimizerWrapper::load(torch::serialize::InputArchive&) {}
+
+std::vector<at::Tensor> tensors_of(const ParameterGroup& group) {
+  std::vector<at::Tensor> out;
+  out.reserve(group.parameters.size());
+  for (const auto& parameter : group.parameters) out.push_back(parameter.tensor);
+  return out;
+}
 
 const char* to_string(DatasetSplit split) { return split == DatasetSplit::train ? "train" : "test"; }
 

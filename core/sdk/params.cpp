@@ -1,6 +1,8 @@
 #include "orchestrate/params.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -25,22 +27,39 @@ ParamType type_of(const ParamValue& value) { return static_cast<ParamType>(value
 
 namespace {
 
+// A TOML basic string: quotes, backslashes and control characters escaped.
 std::string quote(const std::string& s) {
   std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
+  for (const char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          char escaped[8];
+          std::snprintf(escaped, sizeof escaped, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+          out += escaped;
+        } else {
+          out += c;
+        }
+    }
   }
   return out + "\"";
 }
 
+// The shortest text that reads back as the same double (std::to_chars), so
+// the stored recipe and its params rows keep every bit of a value.
 std::string real_text(double v) {
-  std::ostringstream out;
-  out.precision(10);
-  out << v;
-  std::string s = out.str();
-  // Keep floats recognisable as floats in TOML output ("1" would read back as int).
-  if (std::isfinite(v) && s.find_first_of(".eEn") == std::string::npos) s += ".0";
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  std::string s(buffer, result.ptr);
+  // Keep floats recognisable as floats in TOML ("1" would read back as an integer).
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
   return s;
 }
 
@@ -159,6 +178,18 @@ ParamSchema& ParamSchema::add(ParamSpec spec) {
     throw std::logic_error("parameter '" + spec.name + "': default does not have the declared type");
   specs_.push_back(std::move(spec));
   return *this;
+}
+
+ParamSchema& ParamSchema::rule(ParamRule check) {
+  rules_.push_back(std::move(check));
+  return *this;
+}
+
+std::vector<std::string> ParamSchema::broken_rules(const Params& params) const {
+  std::vector<std::string> out;
+  for (const auto& check : rules_)
+    if (auto why = check(params); !why.empty()) out.push_back(std::move(why));
+  return out;
 }
 
 const ParamSpec* ParamSchema::find(const std::string& name) const {

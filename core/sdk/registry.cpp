@@ -9,13 +9,15 @@ const char* to_string(ComponentKind kind) {
     case ComponentKind::dataset: return "dataset";
     case ComponentKind::model: return "model";
     case ComponentKind::optimizer: return "optimizer";
+    case ComponentKind::optimizer_wrapper: return "optimizer_wrapper";
     case ComponentKind::lr_schedule: return "lr_schedule";
   }
   return "?";
 }
 
 std::vector<ComponentKind> all_component_kinds() {
-  return {ComponentKind::dataset, ComponentKind::model, ComponentKind::optimizer, ComponentKind::lr_schedule};
+  return {ComponentKind::dataset, ComponentKind::model, ComponentKind::optimizer, ComponentKind::optimizer_wrapper,
+          ComponentKind::lr_schedule};
 }
 
 namespace {
@@ -76,6 +78,7 @@ Registry::Registry()
     : datasets_(ComponentKind::dataset, &current_plugin_),
       models_(ComponentKind::model, &current_plugin_),
       optimizers_(ComponentKind::optimizer, &current_plugin_),
+      optimizer_wrappers_(ComponentKind::optimizer_wrapper, &current_plugin_),
       lr_schedules_(ComponentKind::lr_schedule, &current_plugin_) {}
 
 Registry::~Registry() = default;
@@ -85,6 +88,7 @@ std::vector<const ComponentInfo*> Registry::components(ComponentKind kind) const
     case ComponentKind::dataset: return datasets_.infos();
     case ComponentKind::model: return models_.infos();
     case ComponentKind::optimizer: return optimizers_.infos();
+    case ComponentKind::optimizer_wrapper: return optimizer_wrappers_.infos();
     case ComponentKind::lr_schedule: return lr_schedules_.infos();
   }
   return {};

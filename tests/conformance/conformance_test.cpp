@@ -4,10 +4,12 @@
 #include <ATen/ATen.h>
 #include <dirent.h>
 #include <gtest/gtest.h>
+#include <torch/optim/sgd.h>
 #include <torch/utils.h>
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -18,7 +20,9 @@
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
+#include "orchestrate/optimizer_wrapper.h"
 #include "orchestrate/registry.h"
+#include "core_tables.h"
 #include "plugin_host.h"
 
 namespace {
@@ -54,6 +58,29 @@ std::vector<std::string> component_names(ComponentKind kind) {
 }
 
 std::string name_of_param(const testing::TestParamInfo<std::string>& info) { return info.param; }
+
+// Defaults, and for a required key the smallest value its bounds allow, so
+// every component can be built without a recipe.
+orchestrate::Params sample_params(const orchestrate::ParamSchema& schema) {
+  orchestrate::Params params;
+  for (const auto& spec : schema.specs()) {
+    if (spec.default_value) {
+      params.set(spec.name, *spec.default_value);
+      continue;
+    }
+    const double low = spec.min ? *spec.min + (spec.min_exclusive ? 1 : 0) : 1;
+    switch (spec.type) {
+      case orchestrate::ParamType::integer: params.set(spec.name, static_cast<std::int64_t>(std::ceil(low))); break;
+      case orchestrate::ParamType::real: params.set(spec.name, low); break;
+      case orchestrate::ParamType::boolean: params.set(spec.name, false); break;
+      case orchestrate::ParamType::string:
+        params.set(spec.name, spec.choices.empty() ? std::string() : spec.choices.front());
+        break;
+      default: ADD_FAILURE() << spec.name << ": a required list has no sample value"; break;
+    }
+  }
+  return params;
+}
 
 std::size_t plugin_files_in(const std::string& dir) {
   std::size_t count = 0;
@@ -102,8 +129,25 @@ TEST_P(ComponentMetadata, HasASummaryAndDocumentedParamsWithValidDefaults) {
   for (const auto& spec : info.schema.specs()) {
     SCOPED_TRACE(spec.name);
     EXPECT_FALSE(spec.doc.empty());
-    ASSERT_TRUE(spec.default_value.has_value()) << "the contracts below build every component from its defaults";
-    EXPECT_EQ(spec.check(*spec.default_value), "");
+    if (spec.default_value) EXPECT_EQ(spec.check(*spec.default_value), "");
+  }
+}
+
+// A component key the core also reads in the same table would be taken by
+// the core, and the component would never see the user's value.
+TEST_P(ComponentMetadata, DeclaresNoKeyTheCoreReadsInItsTable) {
+  const auto& info = registry().component(GetParam().kind, GetParam().name);
+  std::vector<const orchestrate::TableSpec*> tables;
+  for (const auto& table : orchestrate::recipe_tables()) {
+    tables.push_back(&table);
+    for (const auto& list : table.lists) tables.push_back(&list);
+  }
+  for (const auto* table : tables) {
+    if (table->kind != GetParam().kind) continue;
+    EXPECT_EQ(info.schema.find("plugin"), nullptr);
+    for (const auto& spec : table->schema.specs())
+      EXPECT_EQ(info.schema.find(spec.name), nullptr)
+          << "'" << spec.name << "' is a core key of [" << table->name << "]; rename the component's key";
   }
 }
 
@@ -124,7 +168,7 @@ void expect_batches_equal(const orchestrate::Batch& a, const orchestrate::Batch&
 
 TEST_P(DatasetConformance, DefaultsBuildBothSplitsWhoseBatchesMatchInfo) {
   const auto& entry = registry().datasets().get(GetParam());
-  const auto params = orchestrate::default_params(entry.info.schema);
+  const auto params = sample_params(entry.info.schema);
   for (const auto split : {orchestrate::DatasetSplit::train, orchestrate::DatasetSplit::test}) {
     SCOPED_TRACE(orchestrate::to_string(split));
     const auto dataset = entry.create(params, split);
@@ -156,7 +200,7 @@ TEST_P(DatasetConformance, DefaultsBuildBothSplitsWhoseBatchesMatchInfo) {
 
 TEST_P(DatasetConformance, ConcurrentBatchesMatchSerialOnes) {
   const auto& entry = registry().datasets().get(GetParam());
-  const auto dataset = entry.create(orchestrate::default_params(entry.info.schema), orchestrate::DatasetSplit::train);
+  const auto dataset = entry.create(sample_params(entry.info.schema), orchestrate::DatasetSplit::train);
   std::vector<std::int64_t> indices;
   for (std::int64_t i = 0; i < std::min<std::int64_t>(dataset->size(), 16); ++i) indices.push_back(i);
   const auto expected = dataset->get_batch(indices);
@@ -177,7 +221,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ModelConformance);
 
 TEST_P(ModelConformance, ForwardGivesFiniteLogitsAndBackwardReachesEveryParameter) {
   const auto& entry = registry().models().get(GetParam());
-  const auto params = orchestrate::default_params(entry.info.schema);
+  const auto params = sample_params(entry.info.schema);
   for (const auto& input : std::vector<orchestrate::ModelInput>{{1, 28, 28, 10}, {3, 32, 32, 5}}) {
     SCOPED_TRACE(std::to_string(input.channels) + "x" + std::to_string(input.height) + "x" +
                  std::to_string(input.width) + ", " + std::to_string(input.num_classes) + " classes");
@@ -201,75 +245,150 @@ TEST_P(ModelConformance, ForwardGivesFiniteLogitsAndBackwardReachesEveryParamete
 INSTANTIATE_TEST_SUITE_P(All, ModelConformance, testing::ValuesIn(component_names(ComponentKind::model)),
                          name_of_param);
 
-// --- optimizer --------------------------------------------------------------
+// --- optimizer ---------------------------------------------------------------
+
+// Two groups as the host forms them: weights with decay and an lr multiplier,
+// and a bias without decay.
+orchestrate::OptimizerContext two_groups(const at::Tensor& weights, const at::Tensor& bias) {
+  orchestrate::OptimizerContext context;
+  context.groups.push_back({"decay", {{"fc.weight", weights}}, 2.0, 0.01, false});
+  context.groups.push_back({"no_decay", {{"fc.bias", bias}}, 1.0, 0.0, true});
+  return context;
+}
 
 class OptimizerConformance : public testing::TestWithParam<std::string> {
  protected:
-  // f(w) = 0.5 * sum(curvature * w^2), minimum 0 at w = 0.
-  static at::Tensor quadratic(const at::Tensor& w) {
-    return (0.5 * at::tensor(std::vector<float>{1.0f, 4.0f, 0.5f}) * w * w).sum();
+  // f(w, b) = 0.5 * sum(curvature * w^2) + 0.5 * b^2, minimum 0 at 0.
+  at::Tensor loss() const {
+    return (0.5 * at::tensor(std::vector<float>{1.0f, 4.0f, 0.5f}) * weights_ * weights_).sum() +
+           0.5 * (bias_ * bias_).sum();
   }
-  static void take_steps(torch::optim::Optimizer& optimizer, const at::Tensor& w, int steps) {
+  void take_steps(torch::optim::Optimizer& optimizer, int steps) const {
     for (int step = 0; step < steps; ++step) {
       optimizer.zero_grad();
-      quadratic(w).backward();
+      loss().backward();
       optimizer.step();
     }
   }
+  std::unique_ptr<torch::optim::Optimizer> make() const {
+    const auto& entry = registry().optimizers().get(GetParam());
+    return entry.create(sample_params(entry.info.schema), two_groups(weights_, bias_));
+  }
   at::Tensor weights_ = at::tensor(std::vector<float>{1.0f, -2.0f, 3.0f}).requires_grad_();
+  at::Tensor bias_ = at::tensor(std::vector<float>{0.5f}).requires_grad_();
 };
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OptimizerConformance);
 
-TEST_P(OptimizerConformance, DefaultsReduceAQuadraticIn20Steps) {
-  const auto& entry = registry().optimizers().get(GetParam());
-  const auto optimizer = entry.create(orchestrate::default_params(entry.info.schema), {weights_});
+TEST_P(OptimizerConformance, DeclaresARealLr) {
+  const auto* lr = registry().optimizers().get(GetParam()).info.schema.find("lr");
+  ASSERT_NE(lr, nullptr) << "the host reads [optimizer] lr as the base lr the schedule scales";
+  EXPECT_EQ(lr->type, orchestrate::ParamType::real);
+}
+
+TEST_P(OptimizerConformance, MakesOneParamGroupPerContextGroupWithTheScaledLr) {
+  const auto optimizer = make();
   ASSERT_NE(optimizer, nullptr);
-  const double before = quadratic(weights_).item<double>();
-  take_steps(*optimizer, weights_, 20);
-  const double after = quadratic(weights_).item<double>();
+  ASSERT_EQ(optimizer->param_groups().size(), 2u);
+  const double lr = sample_params(registry().optimizers().get(GetParam()).info.schema).real("lr");
+  EXPECT_DOUBLE_EQ(optimizer->param_groups()[0].options().get_lr(), 2.0 * lr);
+  EXPECT_DOUBLE_EQ(optimizer->param_groups()[1].options().get_lr(), lr);
+  EXPECT_TRUE(optimizer->param_groups()[0].params()[0].is_same(weights_));
+  EXPECT_TRUE(optimizer->param_groups()[1].params()[0].is_same(bias_));
+}
+
+TEST_P(OptimizerConformance, DefaultsReduceAQuadraticIn20Steps) {
+  const auto optimizer = make();
+  const double before = loss().item<double>();
+  take_steps(*optimizer, 20);
+  const double after = loss().item<double>();
   EXPECT_TRUE(std::isfinite(after));
   EXPECT_LT(after, before);
 }
 
-TEST_P(OptimizerConformance, FollowsTheLrSetOnItsParamGroups) {
-  const auto& entry = registry().optimizers().get(GetParam());
-  const auto optimizer = entry.create(orchestrate::default_params(entry.info.schema), {weights_});
-  ASSERT_NE(optimizer, nullptr);
-  ASSERT_FALSE(optimizer->param_groups().empty());
-  const double base_lr = optimizer->param_groups().front().options().get_lr();
-  EXPECT_GT(base_lr, 0.0);
-  const auto start = weights_.detach().clone();
+TEST_P(OptimizerConformance, FollowsTheLrSetOnEachParamGroup) {
+  const auto optimizer = make();
+  std::vector<double> base;
+  for (auto& group : optimizer->param_groups()) base.push_back(group.options().get_lr());
+  const auto weights = weights_.detach().clone();
+  const auto bias = bias_.detach().clone();
 
   for (auto& group : optimizer->param_groups()) group.options().set_lr(0.0);
-  take_steps(*optimizer, weights_, 5);
-  EXPECT_TRUE(weights_.detach().equal(start)) << "lr 0 on every param group still moved the weights";
+  take_steps(*optimizer, 5);
+  EXPECT_TRUE(weights_.detach().equal(weights)) << "lr 0 on every param group still moved the weights";
+  EXPECT_TRUE(bias_.detach().equal(bias)) << "lr 0 on every param group still moved the bias";
 
-  for (auto& group : optimizer->param_groups()) group.options().set_lr(base_lr);
-  take_steps(*optimizer, weights_, 1);
-  EXPECT_FALSE(weights_.detach().equal(start)) << "restoring the base lr did not move the weights";
+  // Only the second group gets its lr back: only the bias may move.
+  optimizer->param_groups()[1].options().set_lr(base[1]);
+  take_steps(*optimizer, 1);
+  EXPECT_TRUE(weights_.detach().equal(weights)) << "group 0 at lr 0 moved";
+  EXPECT_FALSE(bias_.detach().equal(bias)) << "restoring group 1's lr did not move its parameter";
 }
 
 INSTANTIATE_TEST_SUITE_P(All, OptimizerConformance, testing::ValuesIn(component_names(ComponentKind::optimizer)),
                          name_of_param);
+
+// --- optimizer_wrapper -------------------------------------------------------
+
+class WrapperConformance : public testing::TestWithParam<std::string> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(WrapperConformance);
+
+// Every wrapper, driven as the host drives it over a plain SGD, keeps the
+// weights finite and moves them; with lr 0 it leaves them alone.
+TEST_P(WrapperConformance, DrivenLikeTheHostItStepsAndHonoursLrZero) {
+  const auto& entry = registry().optimizer_wrappers().get(GetParam());
+  auto weights = at::tensor(std::vector<float>{1.0f, -2.0f, 3.0f}).requires_grad_();
+  auto bias = at::tensor(std::vector<float>{0.5f}).requires_grad_();
+  const auto context = two_groups(weights, bias);
+  orchestrate::WrapperContext wrapper_context{context.groups, 0.1};
+  const auto wrapper = entry.create(sample_params(entry.info.schema), wrapper_context);
+  ASSERT_NE(wrapper, nullptr);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  for (const auto& group : context.groups)
+    groups.emplace_back(orchestrate::tensors_of(group), std::make_unique<torch::optim::SGDOptions>(0.1));
+  torch::optim::SGD base(groups, torch::optim::SGDOptions(0.1));
+  std::map<std::string, at::Tensor> metrics;
+  auto update = [&](double lr, std::int64_t index) {
+    for (auto& group : base.param_groups()) group.options().set_lr(lr);
+    base.zero_grad();
+    ((weights * weights).sum() + (bias * bias).sum()).backward();
+    orchestrate::UpdateView view{base, metrics, index};
+    wrapper->before_step(view);
+    base.step();
+    wrapper->after_step(view);
+  };
+  const auto start = weights.detach().clone();
+  update(0.0, 0);
+  EXPECT_TRUE(weights.detach().equal(start)) << "lr 0 moved the weights";
+  for (int i = 1; i <= 3; ++i) update(0.1, i);
+  EXPECT_TRUE(weights.detach().isfinite().all().item<bool>());
+  EXPECT_FALSE(weights.detach().equal(start));
+  for (const auto& [name, value] : metrics) {
+    EXPECT_EQ(name.rfind("train/", 0), 0u) << name << ": wrapper metrics are train/*";
+    EXPECT_EQ(value.dim(), 0) << name << ": a metric is a 0-dim tensor";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, WrapperConformance,
+                         testing::ValuesIn(component_names(ComponentKind::optimizer_wrapper)), name_of_param);
 
 // --- lr_schedule ------------------------------------------------------------
 
 class LrScheduleConformance : public testing::TestWithParam<std::string> {};
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(LrScheduleConformance);
 
-TEST_P(LrScheduleConformance, DefaultsGiveFinitePositiveRatesStartingAtTheBaseLr) {
+// What holds for every schedule, warm-ups included (step 0 need not be the base lr).
+TEST_P(LrScheduleConformance, DefaultsGiveFiniteNonNegativeRatesPureInTheStep) {
   const auto& entry = registry().lr_schedules().get(GetParam());
   const orchestrate::ScheduleContext context{0.1, 100, 1000};
-  const auto schedule = entry.create(orchestrate::default_params(entry.info.schema), context);
+  const auto schedule = entry.create(sample_params(entry.info.schema), context);
   ASSERT_NE(schedule, nullptr);
-  EXPECT_DOUBLE_EQ(schedule->learning_rate(0), context.base_lr);
   std::vector<double> rates;
-  for (std::int64_t step = 0; step <= context.total_steps; ++step) {
+  for (std::int64_t step = 0; step <= context.total_steps + 10; ++step) {
     rates.push_back(schedule->learning_rate(step));
-    ASSERT_TRUE(std::isfinite(rates.back()) && rates.back() > 0) << "step " << step << ": lr " << rates.back();
+    ASSERT_TRUE(std::isfinite(rates.back()) && rates.back() >= 0) << "step " << step << ": lr " << rates.back();
   }
   // Pure in the step: asking again, backwards, gives the same rates.
-  for (std::int64_t step = context.total_steps; step >= 0; --step)
+  for (std::int64_t step = context.total_steps + 10; step >= 0; --step)
     ASSERT_EQ(schedule->learning_rate(step), rates[static_cast<std::size_t>(step)]) << "step " << step;
 }
 

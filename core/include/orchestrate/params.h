@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -59,18 +60,31 @@ ORCHESTRATE_API ParamSpec int_list_param(std::string name, std::optional<std::ve
 ORCHESTRATE_API ParamSpec real_list_param(std::string name, std::optional<std::vector<double>> def, std::string doc);
 ORCHESTRATE_API ParamSpec string_list_param(std::string name, std::optional<std::vector<std::string>> def, std::string doc);
 
+class Params;
+
+// A check that involves several keys (boundaries against factors): given
+// values that passed every per-key check, the problem, or "" when fine.
+using ParamRule = std::function<std::string(const Params&)>;
+
 class ORCHESTRATE_API ParamSchema {
  public:
   ParamSchema() = default;
   ParamSchema(std::initializer_list<ParamSpec> specs);
 
   ParamSchema& add(ParamSpec spec);  // a duplicate name is a programming error (throws)
+  // The host runs rules when the recipe loads, so --dry-run finds what they
+  // find and the error carries the table's file:line.
+  ParamSchema& rule(ParamRule check);
   const std::vector<ParamSpec>& specs() const { return specs_; }
+  const std::vector<ParamRule>& rules() const { return rules_; }
   const ParamSpec* find(const std::string& name) const;
   std::vector<std::string> names() const;
+  // Every rule's problem, in declaration order.
+  std::vector<std::string> broken_rules(const Params& params) const;
 
  private:
   std::vector<ParamSpec> specs_;
+  std::vector<ParamRule> rules_;
 };
 
 // Resolved values, one per declared key.

@@ -28,20 +28,39 @@ namespace orchestrate {
 class Dataset;
 class Model;
 class LrSchedule;
+class OptimizerWrapper;
 struct ModelInput;
 struct ScheduleContext;
+struct OptimizerContext;
+struct WrapperContext;
 enum class DatasetSplit;
 
-enum class ComponentKind { dataset, model, optimizer, lr_schedule };
+enum class ComponentKind { dataset, model, optimizer, optimizer_wrapper, lr_schedule };
 ORCHESTRATE_API const char* to_string(ComponentKind kind);
 ORCHESTRATE_API std::vector<ComponentKind> all_component_kinds();
 
 using DatasetFactory = std::function<std::unique_ptr<Dataset>(const Params&, DatasetSplit)>;
 using ModelFactory = std::function<std::shared_ptr<Model>(const Params&, const ModelInput&)>;
-// Builds an optimizer over `parameters`; its param groups' lr is the base lr.
+// Builds an optimizer over the context's parameter groups (see optimizer.h).
 using OptimizerFactory =
-    std::function<std::unique_ptr<torch::optim::Optimizer>(const Params&, std::vector<at::Tensor> parameters)>;
+    std::function<std::unique_ptr<torch::optim::Optimizer>(const Params&, const OptimizerContext&)>;
+using OptimizerWrapperFactory =
+    std::function<std::unique_ptr<OptimizerWrapper>(const Params&, const WrapperContext&)>;
 using LrScheduleFactory = std::function<std::unique_ptr<LrSchedule>(const Params&, const ScheduleContext&)>;
+
+// Declared at registration; checked by the host against the wrapper chain.
+struct WrapperRules {
+  bool must_come_first = false;  // sees raw micro-batch gradients (accumulation)
+  bool must_come_last = false;   // closest to the base optimizer (trust ratios)
+  // Wrappers sharing a non-empty group cannot be combined (lars and lamb: "trust_ratio").
+  std::string exclusive_group;
+  // The wrapper applies the groups' weight decay itself, so the base
+  // optimizer is built with weight decay 0 (LARS's "weight decay inside").
+  bool takes_over_weight_decay = false;
+  // Micro-batches summed into one update; 0: not an accumulator.
+  // Computed from the wrapper's params; unset for other wrappers.
+  std::function<std::int64_t(const Params&)> micro_batches;
+};
 
 // What every entry has, whatever its kind: enough for `plugins` and `describe`.
 struct ComponentInfo {
@@ -59,23 +78,29 @@ ORCHESTRATE_API [[noreturn]] void throw_unknown_component(ComponentKind kind, co
                                                           const std::vector<std::string>& known);
 ORCHESTRATE_API [[noreturn]] void throw_duplicate_component(const ComponentInfo& existing, const std::string& plugin);
 
-template <class Factory>
+// Kinds without registration-time declarations beyond the schema.
+struct NoMeta {};
+
+// `Meta` is what a kind declares besides its schema (a wrapper's ordering
+// rules), available to the host before anything is built.
+template <class Factory, class Meta = NoMeta>
 class ComponentRegistry {
  public:
   struct Entry {
     ComponentInfo info;
     Factory create;
+    Meta meta;
   };
 
   explicit ComponentRegistry(ComponentKind kind, const std::string* current_plugin)
       : kind_(kind), current_plugin_(current_plugin) {}
 
   // Adds a component; a name already taken (by any plugin) is an error.
-  void add(std::string name, std::string summary, ParamSchema schema, Factory create) {
+  void add(std::string name, std::string summary, ParamSchema schema, Factory create, Meta meta = {}) {
     const std::string plugin = current_plugin_ ? *current_plugin_ : std::string();
     if (auto it = entries_.find(name); it != entries_.end()) throw_duplicate_component(it->second.info, plugin);
     ComponentInfo info{kind_, name, std::move(summary), std::move(schema), plugin};
-    entries_.emplace(std::move(name), Entry{std::move(info), std::move(create)});
+    entries_.emplace(std::move(name), Entry{std::move(info), std::move(create), std::move(meta)});
   }
 
   const Entry& get(const std::string& name) const {
@@ -122,10 +147,14 @@ class ORCHESTRATE_API Registry {
   ComponentRegistry<DatasetFactory>& datasets() { return datasets_; }
   ComponentRegistry<ModelFactory>& models() { return models_; }
   ComponentRegistry<OptimizerFactory>& optimizers() { return optimizers_; }
+  ComponentRegistry<OptimizerWrapperFactory, WrapperRules>& optimizer_wrappers() { return optimizer_wrappers_; }
   ComponentRegistry<LrScheduleFactory>& lr_schedules() { return lr_schedules_; }
   const ComponentRegistry<DatasetFactory>& datasets() const { return datasets_; }
   const ComponentRegistry<ModelFactory>& models() const { return models_; }
   const ComponentRegistry<OptimizerFactory>& optimizers() const { return optimizers_; }
+  const ComponentRegistry<OptimizerWrapperFactory, WrapperRules>& optimizer_wrappers() const {
+    return optimizer_wrappers_;
+  }
   const ComponentRegistry<LrScheduleFactory>& lr_schedules() const { return lr_schedules_; }
 
   // Kind-independent views, for listing, describing and recipe validation.
@@ -147,6 +176,7 @@ class ORCHESTRATE_API Registry {
   ComponentRegistry<DatasetFactory> datasets_;
   ComponentRegistry<ModelFactory> models_;
   ComponentRegistry<OptimizerFactory> optimizers_;
+  ComponentRegistry<OptimizerWrapperFactory, WrapperRules> optimizer_wrappers_;
   ComponentRegistry<LrScheduleFactory> lr_schedules_;
 };
 

@@ -1,0 +1,50 @@
+// Autocast for the forward pass: an RAII guard doing what torch.autocast's
+// __enter__/__exit__ do, since the C++ API only has the raw at::autocast calls.
+//
+//   {
+//     AutocastScope autocast(device.type(), PrecisionMode::bf16);
+//     logits = model->forward(images);   // matmuls and convs in bfloat16
+//   }
+//   loss = cross_entropy(logits.to(at::kFloat), labels);  // outside: fp32
+#pragma once
+
+#include <c10/core/DeviceType.h>
+#include <c10/core/ScalarType.h>
+
+#include <optional>
+#include <string>
+
+namespace orchestrate {
+
+// fp32: autocast untouched. bf16, fp16: autocast to that dtype.
+enum class PrecisionMode { fp32, bf16, fp16 };
+
+// "fp32" | "bf16" | "fp16"; anything else is an Error listing those.
+PrecisionMode parse_precision_mode(const std::string& name);
+const char* precision_mode_name(PrecisionMode mode);
+
+// The dtype autocast computes in: kFloat for fp32.
+c10::ScalarType autocast_dtype(PrecisionMode mode);
+
+class AutocastScope {
+ public:
+  // Turns autocast on for `device_type` in `mode`'s dtype until destruction;
+  // an unsupported combination is an Error with unsupported_reason()'s text.
+  AutocastScope(c10::DeviceType device_type, PrecisionMode mode);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+  // Why autocast cannot run `mode` on `device_type`, as one line; nullopt
+  // when it can. fp32 is always supported (it does nothing).
+  static std::optional<std::string> unsupported_reason(c10::DeviceType device_type, PrecisionMode mode);
+
+ private:
+  c10::DeviceType device_type_;
+  bool active_ = false;  // false for fp32: nothing to restore
+  bool previous_enabled_ = false;
+  c10::ScalarType previous_dtype_ = c10::ScalarType::Undefined;
+  bool switches_dtype_ = false;  // nested in a scope of another dtype: its casts are stale here
+};
+
+}  // namespace orchestrate

@@ -1,0 +1,121 @@
+#include "recipe_overrides.h"
+
+#include <charconv>
+#include <optional>
+
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+
+std::vector<Override> parse_overrides(const std::vector<std::string>& arguments) {
+  std::vector<Override> out;
+  for (const auto& argument : arguments) {
+    const auto eq = argument.find('=');
+    Override o;
+    o.text = argument;
+    if (eq != std::string::npos) {
+      const std::string path = argument.substr(0, eq);
+      std::size_t start = 0;
+      while (true) {
+        const auto dot = path.find('.', start);
+        o.path.push_back(path.substr(start, dot - start));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+      }
+      o.value = argument.substr(eq + 1);
+    }
+    bool empty_segment = false;
+    for (const auto& segment : o.path) empty_segment = empty_segment || segment.empty();
+    if (eq == std::string::npos || o.path.size() < 2 || empty_segment)
+      throw UsageError("--set " + argument +
+                       ": expected table.key=value, e.g. --set optimizer.lr=0.01 or --set optimizer.wrappers.0.eta=0.002");
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+namespace {
+
+// The override's value as a TOML node: TOML text if it parses ("0.5",
+// "[1, 2]", "true", "\"a b\""), a comma list as an array ("1,2.5"), and
+// otherwise the text itself as a string, so `--set data.dir=/data` needs no quotes.
+const toml::node& parse_value(const std::string& text, toml::table& holder) {
+  const bool is_list = text.find(',') != std::string::npos;
+  for (const std::string& candidate : {text, "[" + text + "]"}) {
+    if (candidate.front() == '[' && candidate != text && !is_list) break;
+    try {
+      holder = toml::parse("value = " + candidate);
+      return *holder.get("value");
+    } catch (const toml::parse_error&) {
+      // not TOML: try the next reading
+    }
+  }
+  holder.insert_or_assign("value", text);
+  return *holder.get("value");
+}
+
+std::optional<std::size_t> as_index(const std::string& segment) {
+  std::size_t index = 0;
+  auto [end, ec] = std::from_chars(segment.data(), segment.data() + segment.size(), index);
+  if (ec != std::errc() || end != segment.data() + segment.size()) return std::nullopt;
+  return index;
+}
+
+}  // namespace
+
+void apply_overrides(toml::table& root, const std::vector<Override>& overrides, OverrideOrigins& origins,
+                     std::vector<std::string>& problems) {
+  for (const auto& o : overrides) {
+    toml::table* table = &root;
+    std::string walked;
+    bool ok = true;
+    for (std::size_t i = 0; ok && i + 1 < o.path.size(); ++i) {
+      const std::string& segment = o.path[i];
+      walked += (walked.empty() ? "" : ".") + segment;
+      toml::node* child = table->get(segment);
+      if (!child) {
+        table->insert_or_assign(segment, toml::table{});
+        table = table->get(segment)->as_table();
+        origins[table] = &o;
+        continue;
+      }
+      if (auto* next = child->as_table()) {
+        table = next;
+        continue;
+      }
+      auto* array = child->as_array();
+      if (!array) {
+        problems.push_back("--set " + o.text + ": '" + walked + "' is not a table, so it has no key '" +
+                           o.path[i + 1] + "'");
+        ok = false;
+        break;
+      }
+      const auto index = as_index(o.path[i + 1]);
+      if (!index || *index > array->size() || (*index < array->size() && !(*array)[*index].is_table())) {
+        problems.push_back("--set " + o.text + ": '" + walked + "' is a list of " + std::to_string(array->size()) +
+                           " tables; address one by number, 0.." + std::to_string(array->size()) +
+                           " (the last appends a new entry)");
+        ok = false;
+        break;
+      }
+      if (*index == array->size()) {
+        array->push_back(toml::table{});
+        origins[array->back().as_table()] = &o;
+      }
+      table = (*array)[*index].as_table();
+      walked += "." + o.path[++i];
+      if (i + 1 >= o.path.size()) {
+        problems.push_back("--set " + o.text + ": name a key inside '" + walked + "', e.g. " + walked + ".plugin=...");
+        ok = false;
+      }
+    }
+    if (!ok) continue;
+    const std::string& key = o.path.back();
+    if (toml::node* old = table->get(key)) origins.erase(old);
+    toml::table holder;
+    table->insert_or_assign(key, parse_value(o.value, holder));
+    origins[table->get(key)] = &o;
+  }
+}
+
+}  // namespace orchestrate

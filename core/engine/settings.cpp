@@ -1,0 +1,91 @@
+#include "settings.h"
+
+namespace orchestrate {
+
+namespace {
+
+RunSettings run_settings(const Params& p) {
+  RunSettings s;
+  s.name = p.string("name");
+  s.seed = static_cast<std::uint64_t>(p.integer("seed"));
+  s.device = p.string("device");
+  s.epochs = p.integer("epochs");
+  s.max_steps = p.integer("max_steps");
+  s.batch_size = p.integer("batch_size");
+  s.num_workers = static_cast<int>(p.integer("num_workers"));
+  s.prefetch_batches = static_cast<int>(p.integer("prefetch_batches"));
+  s.log_every = p.integer("log_every");
+  s.threads = static_cast<int>(p.integer("threads"));
+  s.on_nonfinite = p.string("on_nonfinite") == "skip" ? NonFinitePolicy::skip : NonFinitePolicy::stop;
+  return s;
+}
+
+OptimizerSettings optimizer_settings(const TableValues& t) {
+  OptimizerSettings s;
+  s.plugin = t.plugin;
+  s.params = t.component;
+  s.base_lr = t.component.real("lr");
+  s.weight_decay = t.core.real("weight_decay");
+  s.decay_norm_and_bias = t.core.boolean("decay_norm_and_bias");
+  s.no_decay_patterns = t.core.string_list("no_decay");
+  for (const auto& pattern : s.no_decay_patterns) s.no_decay.emplace_back(pattern);
+  for (const auto& group : t.list("groups"))
+    s.groups.push_back({group.core.string("match"), std::regex(group.core.string("match")),
+                        group.core.real("lr_scale"), group.core.real("weight_decay_scale")});
+  for (const auto& wrapper : t.list("wrappers")) s.wrappers.push_back({wrapper.plugin, wrapper.component});
+  return s;
+}
+
+ScheduleSettings schedule_settings(const TableValues& t) {
+  ScheduleSettings s;
+  s.plugin = t.plugin;
+  s.params = t.component;
+  const std::string& shape = t.core.string("warmup");
+  s.warmup = shape == "linear" ? WarmupShape::linear : shape == "exponential" ? WarmupShape::exponential
+                                                                              : WarmupShape::none;
+  s.warmup_length = t.core.real("warmup_length");
+  s.warmup_in_epochs = t.core.string("warmup_unit") == "epoch";
+  s.warmup_start_lr = t.core.real("warmup_start_lr");
+  return s;
+}
+
+PrecisionSettings precision_settings(const Params& p) {
+  PrecisionSettings s;
+  s.mode = parse_precision_mode(p.string("mode"));
+  // Loss scaling exists for fp16's narrow exponent range; bf16 and fp32 need none.
+  s.scaler.mode = s.mode == PrecisionMode::fp16 ? parse_loss_scale_mode(p.string("loss_scaling")) : LossScaleMode::off;
+  s.scaler.loss_scale = p.real("loss_scale");
+  s.scaler.init_scale = p.real("loss_scale");
+  s.scaler.growth_factor = p.real("growth_factor");
+  s.scaler.backoff_factor = p.real("backoff_factor");
+  s.scaler.growth_interval = p.integer("growth_interval");
+  return s;
+}
+
+}  // namespace
+
+Settings settings_of(const Recipe& recipe) {
+  Settings s;
+  s.run = run_settings(recipe.table("run").core);
+  if (s.run.name.empty()) s.run.name = recipe.run_name();
+  s.data_plugin = recipe.table("data").plugin;
+  s.data_params = recipe.table("data").component;
+  const auto& model = recipe.table("model");
+  s.model_plugin = model.plugin;
+  s.model_params = model.component;
+  const std::string& format = model.core.string("memory_format");
+  s.memory_format = format == "channels_last" ? MemoryFormat::channels_last
+                    : format == "contiguous"  ? MemoryFormat::contiguous
+                                              : MemoryFormat::automatic;
+  s.label_smoothing = recipe.table("loss").core.real("label_smoothing");
+  s.optimizer = optimizer_settings(recipe.table("optimizer"));
+  s.schedule = schedule_settings(recipe.table("schedule"));
+  s.precision = precision_settings(recipe.table("precision").core);
+  const auto& eval = recipe.table("eval").core;
+  s.eval = {eval.boolean("enabled"), eval.integer("every_epochs"), eval.integer("batch_size")};
+  s.db = recipe.table("log").core.string("db");
+  s.progress = recipe.table("log").core.string("progress");
+  return s;
+}
+
+}  // namespace orchestrate

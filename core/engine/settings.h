@@ -1,0 +1,97 @@
+// The core's recipe settings as typed values, read from a validated Recipe
+// once, so the engine never looks keys up by string.
+#pragma once
+
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "precision/autocast_scope.h"
+#include "precision/loss_scaler.h"
+#include "recipe.h"
+
+namespace orchestrate {
+
+enum class NonFinitePolicy { stop, skip };
+enum class MemoryFormat { automatic, channels_last, contiguous };
+enum class WarmupShape { none, linear, exponential };
+
+struct RunSettings {
+  std::string name;
+  std::uint64_t seed = 42;
+  std::string device = "auto";
+  std::int64_t epochs = 1;
+  std::int64_t max_steps = 0;
+  std::int64_t batch_size = 64;
+  int num_workers = 2;
+  int prefetch_batches = 4;
+  std::int64_t log_every = 50;
+  int threads = 0;
+  NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
+};
+
+struct ParameterGroupRule {
+  std::string pattern;
+  std::regex match;
+  double lr_scale = 1.0;
+  double weight_decay_scale = 1.0;
+};
+
+struct WrapperChoice {
+  std::string plugin;
+  Params params;
+};
+
+struct OptimizerSettings {
+  std::string plugin;
+  Params params;
+  double base_lr = 0.0;  // the component's `lr`
+  double weight_decay = 0.0;
+  bool decay_norm_and_bias = false;
+  std::vector<std::string> no_decay_patterns;
+  std::vector<std::regex> no_decay;
+  std::vector<ParameterGroupRule> groups;
+  std::vector<WrapperChoice> wrappers;
+};
+
+struct ScheduleSettings {
+  std::string plugin;
+  Params params;
+  WarmupShape warmup = WarmupShape::none;
+  double warmup_length = 0;
+  bool warmup_in_epochs = false;
+  double warmup_start_lr = 0;
+};
+
+struct PrecisionSettings {
+  PrecisionMode mode = PrecisionMode::fp32;
+  LossScalerSettings scaler;  // mode off unless fp16
+};
+
+struct EvalSettings {
+  bool enabled = true;
+  std::int64_t every_epochs = 1;
+  std::int64_t batch_size = 1000;
+};
+
+struct Settings {
+  RunSettings run;
+  std::string data_plugin;
+  Params data_params;
+  std::string model_plugin;
+  Params model_params;
+  MemoryFormat memory_format = MemoryFormat::automatic;
+  double label_smoothing = 0.0;
+  OptimizerSettings optimizer;
+  ScheduleSettings schedule;
+  PrecisionSettings precision;
+  EvalSettings eval;
+  std::string db;
+  std::string progress = "auto";
+};
+
+// Reads the typed settings of a recipe that load_recipe() validated.
+Settings settings_of(const Recipe& recipe);
+
+}  // namespace orchestrate
