@@ -53,6 +53,10 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   row.run_id = run.id;
   row.name = run.name;
   row.device = run.device;
+  row.wall_s = run.duration_s;
+  for (const auto& t : timings) row.train_s += t.total_s;
+  if (auto it = run.final_metrics.find("time/eval_s"); it != run.final_metrics.end()) row.eval_s = it->second;
+  if (auto it = run.final_metrics.find("time/setup_s"); it != run.final_metrics.end()) row.setup_s = it->second;
 
   const std::size_t first = timings.size() >= kMinStepsToDropWarmUp ? 1 : 0;
   if (timings.size() <= first) return row;
@@ -100,13 +104,15 @@ Table runs_table(const std::vector<RunSummary>& runs) {
 }
 
 Table throughput_table(const std::vector<ThroughputRow>& rows) {
-  Table table{{"id", "name", "device", "steps", "median_step_s", "p95_step_s", "images_per_s", "data_wait_share"},
+  Table table{{"id", "name", "device", "steps", "median_step_s", "p95_step_s", "images_per_s", "data_wait_share",
+               "wall_s", "setup_s", "train_s", "eval_s", "accounted"},
               {}};
   for (const ThroughputRow& row : rows) {
     // Step times to 0.01 ms: fast CPU and GPU steps take a few milliseconds.
     table.rows.push_back({std::to_string(row.run_id), row.name, row.device, std::to_string(row.steps),
                           fixed(row.median_step_s, 5), fixed(row.p95_step_s, 5), fixed(row.images_per_s, 1),
-                          fixed(row.data_wait_share, 3)});
+                          fixed(row.data_wait_share, 3), fixed(row.wall_s, 2), fixed(row.setup_s, 2),
+                          fixed(row.train_s, 2), fixed(row.eval_s, 2), fixed(row.accounted_share(), 3)});
   }
   return table;
 }

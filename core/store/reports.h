@@ -19,6 +19,13 @@ struct ThroughputRow {
   double p95_step_s = 0;         // nearest-rank 95th percentile of total_s
   double images_per_s = 0;       // total images / total step time
   double data_wait_share = 0;    // sum data_wait_s / sum total_s: how starved the model was
+  // Where the run's wall time went. Every step's total_s runs from the end of
+  // the step before, so setup + train + eval account for the whole run.
+  double wall_s = 0;   // started_at to ended_at (or now)
+  double train_s = 0;  // sum of every step's total_s, warm-up step included
+  double eval_s = 0;   // the trainer's time/eval_s metric
+  double setup_s = 0;  // the trainer's time/setup_s metric: loading data, building components
+  double accounted_share() const { return wall_s > 0 ? (setup_s + train_s + eval_s) / wall_s : 0; }
 };
 
 // Throughput of one run from its step timings. All zero when it has no steps.
@@ -30,7 +37,8 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
 // train/loss (final values) for those that at least one run has.
 Table runs_table(const std::vector<RunSummary>& runs);
 
-// id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share.
+// id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share,
+// wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three).
 Table throughput_table(const std::vector<ThroughputRow>& rows);
 
 }  // namespace orchestrate

@@ -130,12 +130,17 @@ TEST(ThroughputTableTest, FormatsEachColumn) {
   row.p95_step_s = 0.11;
   row.images_per_s = 352.0 / 0.66;
   row.data_wait_share = 0.011 / 0.66;
+  row.wall_s = 10.0;
+  row.setup_s = 1.0;
+  row.train_s = 7.0;
+  row.eval_s = 1.5;
   const Table table = throughput_table({row});
-  EXPECT_EQ(table.headers, (std::vector<std::string>{"id", "name", "device", "steps", "median_step_s", "p95_step_s",
-                                                     "images_per_s", "data_wait_share"}));
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"id", "name", "device", "steps", "median_step_s", "p95_step_s", "images_per_s",
+                                      "data_wait_share", "wall_s", "setup_s", "train_s", "eval_s", "accounted"}));
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(table.rows[0],
-            (std::vector<std::string>{"3", "mlp", "cpu", "11", "0.06000", "0.11000", "533.3", "0.017"}));
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"3", "mlp", "cpu", "11", "0.06000", "0.11000", "533.3", "0.017",
+                                                     "10.00", "1.00", "7.00", "1.50", "0.950"}));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+#include <nlohmann/json.hpp>
+
 #include "command_runner.h"
 #include "run_store.h"
 
@@ -145,6 +147,27 @@ TEST(TrainingEngine, CrossKeyAndChainErrorsAreFoundByDryRunWithTheirLines) {
                                          " --set schedule.boundaries=[5]");
   EXPECT_EQ(piecewise.exit_code, 2) << piecewise.output;
   EXPECT_NE(piecewise.output.find("[schedule] piecewise: "), std::string::npos) << piecewise.output;
+}
+
+// Every second of a run is a step's, an evaluation's or setup's, so images/s
+// from the report agrees with images over the training wall time.
+TEST(TrainingEngine, ReportAccountsForTheWallTime) {
+  ScratchDir dir;
+  const auto db = dir.file("runs.db");
+  const auto result = run_orchestrate("run " + dir.write("lars.toml", kLarsRecipe) + " --db " + db +
+                                      " --quiet --set eval.every_epochs=1 --set run.log_every=1");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto report = run_orchestrate("report throughput mock_lars --db " + db + " --format json");
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const auto rows = nlohmann::json::parse(report.output);
+  ASSERT_EQ(rows.size(), 1u);
+  const auto& row = rows[0];
+  const double wall = row["wall_s"], setup = row["setup_s"], train = row["train_s"], eval = row["eval_s"];
+  EXPECT_GT(eval, 0);
+  EXPECT_GE(setup, 0);
+  EXPECT_NEAR(row["accounted"].get<double>(), 1.0, 0.02) << report.output;
+  const double images = 60.0 * 4 * 16;
+  EXPECT_NEAR(images / train, images / (wall - setup - eval), 0.02 * images / train) << report.output;
 }
 
 }  // namespace

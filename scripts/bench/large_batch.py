@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""The large-batch experiment on real Fashion-MNIST, all for the same epochs:
+  1. batch 128 with momentum (the baseline);
+  2. batch 8192 through batch_gradients (64 micro-batches of 128), no LARS;
+  3. batch 8192 with lars + linear warm-up + polynomial decay (power 2),
+     the LARS seed's recipe scaled down.
+Prints the test accuracy of each. The learning rates follow the linear
+scaling rule from the baseline's 0.05 where it applies.
+
+Usage: ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/large_batch.py [--epochs 5]
+"""
+import argparse
+import os
+import sqlite3
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(__file__))
+import common  # noqa: E402
+
+BASE = ["optimizer.plugin=momentum", "optimizer.momentum=0.9", "optimizer.weight_decay=0.0001",
+        "schedule.plugin=fixed", "run.batch_size=128"]
+
+CASES = [
+    ("batch 128, momentum, lr 0.05", BASE + ["optimizer.lr=0.05"]),
+    ("batch 8192 (64 x 128 accumulated), momentum, lr 3.2",
+     BASE + ["optimizer.lr=3.2", "optimizer.wrappers.0.plugin=batch_gradients", "optimizer.wrappers.0.num_batches=64",
+             "schedule.warmup=linear", "schedule.warmup_length=1", "schedule.warmup_unit=epoch"]),
+    ("batch 8192 (64 x 128), lars eta 0.001, warm-up 0.5 -> 10, poly 2",
+     BASE + ["optimizer.lr=10.0", "optimizer.wrappers.0.plugin=batch_gradients", "optimizer.wrappers.0.num_batches=64",
+             "optimizer.wrappers.1.plugin=lars", "optimizer.wrappers.1.eta=0.001",
+             "schedule.plugin=polynomial", "schedule.power=2.0", "schedule.end_lr=0.0001",
+             "schedule.warmup=linear", "schedule.warmup_length=1", "schedule.warmup_unit=epoch",
+             "schedule.warmup_start_lr=0.5"]),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--binary", default="build/bin/orchestrate")
+    args = parser.parse_args()
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        db = os.path.join(scratch, "large_batch.db")
+        for name, sets in CASES:
+            wall, run_id = common.run_orchestrate(args.binary, "recipes/fashion_mnist.toml", db,
+                                                  sets + [f"run.epochs={args.epochs}", "eval.every_epochs=0",
+                                                          f"run.name={name.split(',')[0]}"])
+            with sqlite3.connect(db) as con:
+                top1 = con.execute("select value from metrics where run_id=? and name='eval/top1' "
+                                   "order by step desc limit 1", (run_id,)).fetchone()[0]
+                updates = con.execute("select count(*) from step_timings where run_id=?", (run_id,)).fetchone()[0]
+            results.append((name, updates, top1, wall))
+            print(f"{name:62} {updates:6d} updates  top1 {top1:.4f}  ({wall:.0f} s)", flush=True)
+    print(f"\n| run ({args.epochs} epochs) | updates | test top-1 |\n|---|---|---|")
+    for name, updates, top1, _ in results:
+        print(f"| {name} | {updates} | {top1:.4f} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
