@@ -1,6 +1,7 @@
 // Out-of-line virtual destructors: each interface's vtable and typeinfo live
 // in the SDK library, so dynamic_cast and exceptions work across plugins.
 #include "orchestrate/dataset.h"
+#include "orchestrate/error.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
@@ -22,6 +23,14 @@ std::vector<at::Tensor> tensors_of(const ParameterGroup& group) {
   out.reserve(group.parameters.size());
   for (const auto& parameter : group.parameters) out.push_back(parameter.tensor);
   return out;
+}
+
+double steps_per_unit(const std::string& unit, const ScheduleContext& context, const std::string& schedule) {
+  if (unit != "epoch") return 1.0;
+  if (context.steps_per_epoch <= 0)
+    throw RecipeError("[schedule] " + schedule +
+                      ": unit = \"epoch\" needs the steps per epoch, which are unknown here; use unit = \"step\"");
+  return static_cast<double>(context.steps_per_epoch);
 }
 
 const char* to_string(DatasetSplit split) { return split == DatasetSplit::train ? "train" : "test"; }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "orchestrate/api.h"
 
@@ -12,6 +13,12 @@ struct ScheduleContext {
   std::int64_t steps_per_epoch = 0;
   std::int64_t total_steps = 0;
 };
+
+// How many steps one `unit` of a schedule's lengths is: 1 for "step", the
+// steps per epoch for "epoch". Throws RecipeError naming `schedule` when
+// epochs are asked for but the steps per epoch are unknown.
+ORCHESTRATE_API double steps_per_unit(const std::string& unit, const ScheduleContext& context,
+                                      const std::string& schedule);
 
 class ORCHESTRATE_API LrSchedule {
  public:

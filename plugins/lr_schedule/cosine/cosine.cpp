@@ -48,12 +48,8 @@ std::unique_ptr<orchestrate::LrSchedule> make_cosine(const Params& params, const
   double length_in_steps = params.real("decay_length");
   if (length_in_steps == 0) {
     length_in_steps = static_cast<double>(context.total_steps);
-  } else if (params.string("unit") == "epoch") {
-    if (context.steps_per_epoch <= 0)
-      throw RecipeError(
-          "[schedule] cosine: unit = \"epoch\" needs the steps per epoch, which are unknown here; "
-          "use unit = \"step\"");
-    length_in_steps *= static_cast<double>(context.steps_per_epoch);
+  } else {
+    length_in_steps *= orchestrate::steps_per_unit(params.string("unit"), context, "cosine");
   }
   return std::make_unique<CosineAnnealing>(context.base_lr, params.real("end_lr"), length_in_steps);
 }

@@ -42,14 +42,8 @@ class ExponentialDecay final : public orchestrate::LrSchedule {
 };
 
 std::unique_ptr<orchestrate::LrSchedule> make_exponential(const Params& params, const ScheduleContext& context) {
-  double period_in_steps = params.real("decay_every");
-  if (params.string("unit") == "epoch") {
-    if (context.steps_per_epoch <= 0)
-      throw RecipeError(
-          "[schedule] exponential: unit = \"epoch\" needs the steps per epoch, which are unknown here; "
-          "use unit = \"step\"");
-    period_in_steps *= static_cast<double>(context.steps_per_epoch);
-  }
+  const double period_in_steps =
+      params.real("decay_every") * orchestrate::steps_per_unit(params.string("unit"), context, "exponential");
   return std::make_unique<ExponentialDecay>(context.base_lr, params.real("decay_rate"), period_in_steps,
                                             params.boolean("staircase"));
 }

@@ -92,14 +92,7 @@ std::string piecewise_problem(const Params& params) {
 std::unique_ptr<orchestrate::LrSchedule> make_piecewise(const Params& params, const ScheduleContext& context) {
   if (auto problem = piecewise_problem(params); !problem.empty())
     throw RecipeError("[schedule] piecewise: " + problem);
-  double steps_per_unit = 1.0;
-  if (params.string("unit") == "epoch") {
-    if (context.steps_per_epoch <= 0)
-      throw RecipeError(
-          "[schedule] piecewise: unit = \"epoch\" needs the steps per epoch, which are unknown here; "
-          "use unit = \"step\"");
-    steps_per_unit = static_cast<double>(context.steps_per_epoch);
-  }
+  const double steps_per_unit = orchestrate::steps_per_unit(params.string("unit"), context, "piecewise");
   std::vector<std::int64_t> interval_starts;
   for (const double boundary : params.real_list("boundaries"))
     interval_starts.push_back(static_cast<std::int64_t>(std::ceil(boundary * steps_per_unit - kRoundingSlack)));

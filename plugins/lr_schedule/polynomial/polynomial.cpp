@@ -55,12 +55,8 @@ std::unique_ptr<orchestrate::LrSchedule> make_polynomial(const Params& params, c
   double length_in_steps = params.real("decay_length");
   if (length_in_steps == 0) {
     length_in_steps = static_cast<double>(context.total_steps);
-  } else if (params.string("unit") == "epoch") {
-    if (context.steps_per_epoch <= 0)
-      throw RecipeError(
-          "[schedule] polynomial: unit = \"epoch\" needs the steps per epoch, which are unknown here; "
-          "use unit = \"step\"");
-    length_in_steps *= static_cast<double>(context.steps_per_epoch);
+  } else {
+    length_in_steps *= orchestrate::steps_per_unit(params.string("unit"), context, "polynomial");
   }
   return std::make_unique<PolynomialDecay>(context.base_lr, params.real("end_lr"), params.real("power"),
                                            length_in_steps, params.boolean("cycle"));

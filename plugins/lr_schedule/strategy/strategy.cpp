@@ -90,14 +90,7 @@ std::string stages_problem(const Params& params) {
 std::unique_ptr<orchestrate::LrSchedule> make_strategy(const Params& params, const ScheduleContext& context) {
   if (auto problem = stages_problem(params); !problem.empty())
     throw RecipeError("[schedule] strategy: " + problem);
-  double steps_per_unit = 1.0;
-  if (params.string("unit") == "epoch") {
-    if (context.steps_per_epoch <= 0)
-      throw RecipeError(
-          "[schedule] strategy: unit = \"epoch\" needs the steps per epoch, which are unknown here; "
-          "use unit = \"step\"");
-    steps_per_unit = static_cast<double>(context.steps_per_epoch);
-  }
+  const double steps_per_unit = orchestrate::steps_per_unit(params.string("unit"), context, "strategy");
   auto parsed = lr_stages::parse(params.string("stages"));
   const double final_lr = parsed.stages.back().end_lr;
   std::vector<StageInSteps> stages;
