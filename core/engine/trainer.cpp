@@ -19,6 +19,7 @@
 #include "epoch_plan.h"
 #include "evaluator.h"
 #include "orchestrate/error.h"
+#include "log_window.h"
 #include "phase_timer.h"
 #include "progress_line.h"
 #include "run_identity.h"
@@ -76,6 +77,7 @@ class TrainingRun {
         channels_last_(use_channels_last(s.memory_format, device)),
         scaler_(s.precision.scaler),
         timer_(device),
+        window_(store, run_id, timer_),
         progress_(options.progress ? *options.progress : null_stream_,
                   options.progress ? parse_progress_mode(s.progress) : ProgressMode::never, s.run.log_every,
                   options.progress_is_terminal),
@@ -113,7 +115,7 @@ class TrainingRun {
         evaluated_last = true;
       }
     }
-    flush_window(c_.epochs);
+    flush_window(std::min(c_.epochs, update_ / c_.updates_per_epoch + 1));
     if (stop_.requested()) {
       progress_.finish();
       const std::string why = std::string("stopped by signal ") + std::to_string(stop_.signal_number()) +
@@ -145,8 +147,10 @@ class TrainingRun {
     timer_.compute_begins();
     // Loss in fp32 whatever the autocast dtype; divided so that accumulated
     // micro-batch gradients are the mean over the whole update's batch.
-    const auto loss = at::cross_entropy_loss(forward(images).to(at::kFloat), labels, {}, at::Reduction::Mean,
-                                             /*ignore_index=*/-100, s_.label_smoothing);
+    const auto logits = forward(images).to(at::kFloat);
+    const auto loss = at::cross_entropy_loss(logits, labels, {}, at::Reduction::Mean, /*ignore_index=*/-100,
+                                             s_.label_smoothing);
+    window_.count_hits(logits.detach(), labels);
     scaler_.scale(loss / static_cast<double>(c_.micro_batches_per_update)).backward();
     timer_.compute_ends();
     timing.images += labels.size(0);
@@ -212,9 +216,7 @@ class TrainingRun {
       timing.epoch = epoch + 1;
       timing.total_s = seconds_between(last_step_end_, t3);
       timing.learning_rate = lr;
-      window_rows_.push_back(timing);
-      window_losses_.push_back(loss);
-      fill_phase_times(/*wait=*/false);
+      window_.add_update(timing, loss);
       if (update_ % s_.run.log_every == 0 || update_ == c_.total_updates) flush_window(epoch + 1);
       progress_.update({epoch + 1, c_.epochs, update_, c_.total_updates, recent_loss_, lr}, timing.images);
       last_step_end_ = Clock::now();
@@ -222,45 +224,20 @@ class TrainingRun {
     }
   }
 
-  // Reads the window's losses and metrics from the device (the only sync of
-  // a steady-state step) and writes its step rows and train/* metrics.
-  // Compute and optimizer times arrive from the timer in step order, one
-  // step late on CUDA; rows wait in the window until they have them.
-  void fill_phase_times(bool wait) {
-    for (const auto& times : timer_.take(wait)) {
-      if (timed_rows_ >= window_rows_.size()) break;
-      window_rows_[timed_rows_].compute_s = times.compute_s;
-      window_rows_[timed_rows_].optimizer_s = times.optimizer_s;
-      ++timed_rows_;
-    }
-  }
-
+  // Writes the window's step rows and train/* metrics: the one read of the
+  // device in a steady-state step (see log_window.h).
   void flush_window(std::int64_t epoch) {
-    if (window_rows_.empty()) return;
-    fill_phase_times(/*wait=*/true);
-    timed_rows_ = 0;
-    const auto losses = at::stack(window_losses_).to(at::kCPU, at::kDouble).contiguous();
-    const double* values = losses.data_ptr<double>();
-    double sum = 0;
-    std::int64_t first_nonfinite = -1;
-    for (std::size_t i = 0; i < window_rows_.size(); ++i) {
-      window_rows_[i].loss = values[i];
-      sum += values[i];
-      if (!std::isfinite(values[i]) && first_nonfinite < 0) first_nonfinite = window_rows_[i].step;
-      store_.record_step(run_id_, window_rows_[i]);
-    }
-    recent_loss_ = sum / static_cast<double>(window_rows_.size());
-    const std::int64_t step = window_rows_.back().step;
-    window_rows_.clear();
-    window_losses_.clear();
-    if (first_nonfinite >= 0 && s_.run.on_nonfinite == NonFinitePolicy::stop) {
-      const std::string why = "training diverged: loss is " + std::to_string(values[0]) + " at step " +
-                              std::to_string(first_nonfinite) +
+    if (window_.empty()) return;
+    const auto summary = window_.flush(epoch);
+    recent_loss_ = summary.mean_loss;
+    if (summary.first_nonfinite_step >= 0 && s_.run.on_nonfinite == NonFinitePolicy::stop) {
+      const std::string why = "training diverged: loss is " + std::to_string(summary.first_nonfinite_loss) +
+                              " at step " + std::to_string(summary.first_nonfinite_step) +
                               "; lower [optimizer] lr, set [run] on_nonfinite = \"skip\", or check the data";
       store_.record_event(run_id_, "nonfinite_loss", why);
       throw Error(why);
     }
-    store_.record_metric(run_id_, step, epoch, "train/loss", recent_loss_);
+    const std::int64_t step = summary.last_step;
     store_.record_metric(run_id_, step, epoch, "train/reg_loss", regularization_loss());
     for (const auto& [name, value] : wrapper_metrics_)
       if (value.defined()) store_.record_metric(run_id_, step, epoch, name, value.item<double>());
@@ -318,7 +295,7 @@ class TrainingRun {
   const bool channels_last_;
   LossScaler scaler_;
   PhaseTimer timer_;
-  std::size_t timed_rows_ = 0;  // rows of the window that have their phase times
+  LogWindow window_;
   std::ostringstream null_stream_;
   ProgressLine progress_;
   const StopSignal& stop_;
@@ -326,8 +303,6 @@ class TrainingRun {
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<at::Tensor> parameters_;
   std::map<std::string, at::Tensor> wrapper_metrics_;
-  std::vector<StepTiming> window_rows_;
-  std::vector<at::Tensor> window_losses_;
   Clock::time_point last_step_end_;
   std::int64_t update_ = 0;
   std::int64_t skipped_ = 0;

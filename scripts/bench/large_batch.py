@@ -5,7 +5,7 @@
   3. batch 8192 with lars + linear warm-up + polynomial decay (power 2),
      the LARS seed's recipe scaled down.
 Prints the test accuracy of each. The learning rates follow the linear
-scaling rule from the baseline's 0.05 where it applies.
+scaling rule from the baseline's 0.05 where it applies (0.05 x 64 = 3.2).
 
 Usage: ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/large_batch.py [--epochs 5]
 """
@@ -18,20 +18,61 @@ import tempfile
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
 
-BASE = ["optimizer.plugin=momentum", "optimizer.momentum=0.9", "optimizer.weight_decay=0.0001",
-        "schedule.plugin=fixed", "run.batch_size=128"]
+# The three runs share the ConvNet, the data, the seed and the epochs; each
+# case adds its optimizer chain and schedule.
+COMMON = """schema_version = 1
+[run]
+seed = 42
+batch_size = 128          # per micro-batch
+[data]
+plugin = "fashion_mnist"
+[model]
+plugin = "convnet"
+[eval]
+every_epochs = 0
+"""
 
 CASES = [
-    ("batch 128, momentum, lr 0.05", BASE + ["optimizer.lr=0.05"]),
-    ("batch 8192 (64 x 128 accumulated), momentum, lr 3.2",
-     BASE + ["optimizer.lr=3.2", "optimizer.wrappers.0.plugin=batch_gradients", "optimizer.wrappers.0.num_batches=64",
-             "schedule.warmup=linear", "schedule.warmup_length=1", "schedule.warmup_unit=epoch"]),
-    ("batch 8192 (64 x 128), lars eta 0.001, warm-up 0.5 -> 10, poly 2",
-     BASE + ["optimizer.lr=10.0", "optimizer.wrappers.0.plugin=batch_gradients", "optimizer.wrappers.0.num_batches=64",
-             "optimizer.wrappers.1.plugin=lars", "optimizer.wrappers.1.eta=0.001",
-             "schedule.plugin=polynomial", "schedule.power=2.0", "schedule.end_lr=0.0001",
-             "schedule.warmup=linear", "schedule.warmup_length=1", "schedule.warmup_unit=epoch",
-             "schedule.warmup_start_lr=0.5"]),
+    ("batch 128, momentum, lr 0.05", """
+[optimizer]
+plugin = "momentum"
+lr = 0.05
+weight_decay = 0.0001
+"""),
+    ("batch 8192 (64 x 128 accumulated), momentum, lr 3.2 (linear scaling), warm-up 1 epoch", """
+[optimizer]
+plugin = "momentum"
+lr = 3.2
+weight_decay = 0.0001
+[[optimizer.wrappers]]
+plugin = "batch_gradients"
+num_batches = 64
+[schedule]
+plugin = "fixed"
+warmup = "linear"
+warmup_length = 1
+warmup_unit = "epoch"
+"""),
+    ("batch 8192 (64 x 128), lars eta 0.001, warm-up 0.5 -> 10 then poly 2", """
+[optimizer]
+plugin = "momentum"
+lr = 10.0
+weight_decay = 0.0001
+[[optimizer.wrappers]]
+plugin = "batch_gradients"
+num_batches = 64
+[[optimizer.wrappers]]
+plugin = "lars"
+eta = 0.001
+[schedule]
+plugin = "polynomial"
+power = 2.0
+end_lr = 0.0001
+warmup = "linear"
+warmup_length = 1
+warmup_unit = "epoch"
+warmup_start_lr = 0.5
+"""),
 ]
 
 
@@ -43,10 +84,12 @@ def main():
     results = []
     with tempfile.TemporaryDirectory() as scratch:
         db = os.path.join(scratch, "large_batch.db")
-        for name, sets in CASES:
-            wall, run_id = common.run_orchestrate(args.binary, "recipes/fashion_mnist.toml", db,
-                                                  sets + [f"run.epochs={args.epochs}", "eval.every_epochs=0",
-                                                          f"run.name={name.split(',')[0]}"])
+        for index, (name, tables) in enumerate(CASES):
+            recipe = os.path.join(scratch, f"case{index}.toml")
+            with open(recipe, "w") as f:
+                f.write(COMMON + tables)
+            wall, run_id = common.run_orchestrate(args.binary, recipe, db,
+                                                  [f"run.epochs={args.epochs}", f"run.name={name.split(',')[0]}"])
             with sqlite3.connect(db) as con:
                 top1 = con.execute("select value from metrics where run_id=? and name='eval/top1' "
                                    "order by step desc limit 1", (run_id,)).fetchone()[0]

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include <nlohmann/json.hpp>
 
@@ -83,6 +84,8 @@ TEST(TrainingEngine, LarsWithAccumulationWarmupAndBf16TrainsAndCountsUpdates) {
   EXPECT_NEAR(steps[14].learning_rate, (5.0 - 0.0001) * std::pow(1 - 10.0 / 56, 2) + 0.0001, 1e-12);
   EXPECT_GT(run->final_metrics.at("eval/top1"), 0.5);  // separable mock classes; chance is 0.1
   EXPECT_GT(run->final_metrics.at("train/reg_loss"), 0);
+  EXPECT_GT(run->final_metrics.at("train/top1"), 0.5);
+  EXPECT_GE(run->final_metrics.at("train/top5"), run->final_metrics.at("train/top1"));
   EXPECT_GT(run->final_metrics.at("train/lars_trust_ratio"), 0);
   EXPECT_EQ(sql(db, "select count(*) from run_plugins where name in ('lars','batch_gradients')"), "2\n");
 }
@@ -168,6 +171,18 @@ TEST(TrainingEngine, ReportAccountsForTheWallTime) {
   EXPECT_NEAR(row["accounted"].get<double>(), 1.0, 0.02) << report.output;
   const double images = 60.0 * 4 * 16;
   EXPECT_NEAR(images / train, images / (wall - setup - eval), 0.02 * images / train) << report.output;
+}
+
+// Every shipped recipe loads, its plugins exist and its cross-key checks pass.
+TEST(TrainingEngine, EveryShippedRecipePassesDryRun) {
+  int recipes = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes")) {
+    if (entry.path().extension() != ".toml") continue;
+    ++recipes;
+    const auto result = run_orchestrate("run " + entry.path().string() + " --dry-run");
+    EXPECT_EQ(result.exit_code, 0) << entry.path() << "\n" << result.output;
+  }
+  EXPECT_GE(recipes, 2);
 }
 
 }  // namespace

@@ -21,7 +21,6 @@
 namespace {
 
 using orchestrate::Params;
-using orchestrate::RecipeError;
 using orchestrate::ScheduleContext;
 
 constexpr double kPi = 3.14159265358979323846;

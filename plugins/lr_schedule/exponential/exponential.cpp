@@ -15,7 +15,6 @@
 namespace {
 
 using orchestrate::Params;
-using orchestrate::RecipeError;
 using orchestrate::ScheduleContext;
 
 // A period given in epochs is rarely a whole number of steps in binary

@@ -23,7 +23,6 @@
 namespace {
 
 using orchestrate::Params;
-using orchestrate::RecipeError;
 using orchestrate::ScheduleContext;
 
 class PolynomialDecay final : public orchestrate::LrSchedule {

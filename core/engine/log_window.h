@@ -1,0 +1,51 @@
+// The updates since the last log point. Their losses and training hits stay
+// on the device and their step rows wait here until flush(), which reads the
+// device once for the whole window and writes the rows and train/* metrics,
+// so a steady-state step never waits for the device.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "phase_timer.h"
+#include "run_store.h"
+
+namespace orchestrate {
+
+class LogWindow {
+ public:
+  LogWindow(RunStore& store, std::int64_t run_id, PhaseTimer& timer);
+
+  // One micro-batch's logits (any dtype) and labels: counted into train/top1 and top5.
+  void count_hits(const at::Tensor& logits, const at::Tensor& labels);
+  // A finished update: its row (without loss and phase times yet) and its loss on the device.
+  void add_update(const StepTiming& row, const at::Tensor& loss);
+  bool empty() const { return rows_.empty(); }
+
+  struct Summary {
+    std::int64_t last_step = 0;
+    double mean_loss = 0;
+    std::int64_t first_nonfinite_step = -1;  // -1: every loss was finite
+    double first_nonfinite_loss = 0;
+  };
+  // Writes the rows and train/loss, train/top1, train/top5 at the window's
+  // last step, and starts a new window.
+  Summary flush(std::int64_t epoch);
+
+ private:
+  void fill_phase_times(bool wait);
+
+  RunStore& store_;
+  const std::int64_t run_id_;
+  PhaseTimer& timer_;
+  std::vector<StepTiming> rows_;
+  std::vector<at::Tensor> losses_;
+  std::size_t timed_rows_ = 0;  // rows that have their phase times
+  at::Tensor top1_, top5_;      // hits, on the device
+  std::int64_t images_ = 0;
+  bool has_top5_ = false;       // five classes or more
+};
+
+}  // namespace orchestrate
