@@ -107,7 +107,8 @@ int describe_command(const std::vector<std::string>& arguments) {
       throw UsageError("describe recipe " + name + ": unknown table (known: " + known + ")");
     }
     if (format == TableFormat::table) {
-      std::cout << "[" << name << "]: " << spec->doc << "\n";
+      const bool is_list = dot != std::string::npos;
+      std::cout << (is_list ? "[[" : "[") << name << (is_list ? "]]: " : "]: ") << spec->doc << "\n";
       if (spec->kind)
         std::cout << "plugin = \"<" << to_string(*spec->kind) << ">\""
                   << (spec->default_plugin.empty() ? " (required)" : " (default \"" + spec->default_plugin + "\")")

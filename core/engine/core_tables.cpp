@@ -201,9 +201,9 @@ const std::vector<TableSpec>& recipe_tables() {
       component_table(
           "optimizer", "the base optimizer, weight decay and parameter groups", optimizer_schema(),
           ComponentKind::optimizer, "",
-          {component_table("wrappers", "[[optimizer.wrappers]]: applied in order before the base optimizer", {},
+          {component_table("wrappers", "applied in order before the base optimizer", {},
                            ComponentKind::optimizer_wrapper, "", {}, wrapper_chain_problems),
-           core_table("groups", "[[optimizer.groups]]: parameters by name with their own lr and decay scales",
+           core_table("groups", "parameters by name with their own lr and decay scales",
                       group_schema())}),
       component_table("schedule", "the learning-rate schedule, with an optional warm-up", schedule_schema(),
                       ComponentKind::lr_schedule, "fixed"),

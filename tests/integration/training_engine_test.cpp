@@ -173,6 +173,21 @@ TEST(TrainingEngine, ReportAccountsForTheWallTime) {
   EXPECT_NEAR(images / train, images / (wall - setup - eval), 0.02 * images / train) << report.output;
 }
 
+TEST(TrainingEngine, DescribeCoversTheNewTablesAndKinds) {
+  const auto table = run_orchestrate("describe recipe optimizer.groups");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_EQ(table.output.rfind("[[optimizer.groups]]: parameters by name", 0), 0u) << table.output;
+  EXPECT_NE(table.output.find("lr_scale"), std::string::npos) << table.output;
+  const auto lars = run_orchestrate("describe optimizer_wrapper lars");
+  ASSERT_EQ(lars.exit_code, 0) << lars.output;
+  EXPECT_NE(lars.output.find("eta      float  0.001"), std::string::npos) << lars.output;
+  const auto unknown = run_orchestrate("describe recipe optimiser");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("unknown table (known: run, data, model, loss, optimizer, optimizer.wrappers"),
+            std::string::npos)
+      << unknown.output;
+}
+
 // Every shipped recipe loads, its plugins exist and its cross-key checks pass.
 TEST(TrainingEngine, EveryShippedRecipePassesDryRun) {
   int recipes = 0;
