@@ -41,8 +41,10 @@ std::string did_you_mean(const std::string& name, const std::vector<std::string>
 // Reads one recipe, collecting every problem instead of stopping at the first.
 class RecipeReader {
  public:
-  RecipeReader(std::string path, toml::table& root, const OverrideOrigins& origins, const Registry& registry)
-      : path_(std::move(path)), root_(root), origins_(origins), registry_(registry) {}
+  // `problems`: those found already (applying the overrides), reported first.
+  RecipeReader(std::string path, toml::table& root, const OverrideOrigins& origins, const Registry& registry,
+               std::vector<std::string> problems)
+      : path_(std::move(path)), root_(root), origins_(origins), registry_(registry), problems_(std::move(problems)) {}
 
   void check_top_level() {
     const auto* version = root_.get("schema_version");
@@ -239,16 +241,11 @@ Recipe load_recipe(const std::string& path, const std::vector<Override>& overrid
   OverrideOrigins origins;
   std::vector<std::string> override_problems;
   apply_overrides(root, overrides, origins, override_problems);
-  RecipeReader reader(path, root, origins, registry);
+  RecipeReader reader(path, root, origins, registry, std::move(override_problems));
   reader.check_top_level();
   Recipe recipe;
   recipe.path = path;
   for (const auto& spec : recipe_tables()) recipe.tables[spec.name] = reader.table(spec);
-  if (!override_problems.empty()) {
-    std::string message;
-    for (const auto& p : override_problems) message += (message.empty() ? "" : "\n") + p;
-    throw RecipeError(message);
-  }
   reader.throw_if_problems();
   return recipe;
 }

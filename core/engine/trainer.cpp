@@ -115,7 +115,7 @@ class TrainingRun {
         evaluated_last = true;
       }
     }
-    flush_window(std::min(c_.epochs, update_ / c_.updates_per_epoch + 1));
+    flush_window(last_epoch_);
     if (stop_.requested()) {
       progress_.finish();
       const std::string why = std::string("stopped by signal ") + std::to_string(stop_.signal_number()) +
@@ -158,7 +158,7 @@ class TrainingRun {
   }
 
   // Applies the accumulated gradients: unscale, skip if not finite, wrappers, optimizer.
-  void apply_update(const at::Tensor& loss, std::int64_t epoch) {
+  void apply_update(const at::Tensor& loss, double lr, std::int64_t epoch) {
     std::string skip_reason;
     at::Tensor found_inf;
     if (scaler_.enabled()) {
@@ -172,7 +172,6 @@ class TrainingRun {
     if (skip_reason.empty() && s_.run.on_nonfinite == NonFinitePolicy::skip && !std::isfinite(loss.item<double>()))
       skip_reason = "loss is not finite";
     if (skip_reason.empty()) {
-      const double lr = c_.schedule->learning_rate(update_);
       auto& groups = c_.optimizer->param_groups();
       for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lr * c_.groups[i].lr_scale);
       UpdateView view{*c_.optimizer, wrapper_metrics_, update_};
@@ -191,6 +190,7 @@ class TrainingRun {
 
   void train_epoch(std::int64_t epoch) {
     c_.model->train();
+    last_epoch_ = epoch + 1;
     for (std::int64_t u = 0; u < c_.updates_per_epoch && update_ < c_.total_updates && !stop_.requested(); ++u) {
       StepTiming timing;
       at::Tensor loss_sum;
@@ -205,7 +205,7 @@ class TrainingRun {
       const auto loss = c_.micro_batches_per_update > 1 ? loss_sum / static_cast<double>(c_.micro_batches_per_update)
                                                         : loss_sum;
       const double lr = c_.schedule->learning_rate(update_);
-      apply_update(loss, epoch);
+      apply_update(loss, lr, epoch);
       timer_.optimizer_ends();
       const auto t3 = Clock::now();
       ++update_;
@@ -308,6 +308,7 @@ class TrainingRun {
   std::int64_t skipped_ = 0;
   double recent_loss_ = 0;
   double eval_seconds_ = 0;  // all evaluations so far
+  std::int64_t last_epoch_ = 0;  // 1-based epoch of the latest update
 };
 
 RunRecord record_for(const Recipe& recipe, const Settings& s, const Registry& registry, const c10::Device& device) {

@@ -33,6 +33,12 @@ double steps_per_unit(const std::string& unit, const ScheduleContext& context, c
   return static_cast<double>(context.steps_per_epoch);
 }
 
+double decay_length_in_steps(double length, const std::string& unit, const ScheduleContext& context,
+                             const std::string& schedule) {
+  if (length == 0) return static_cast<double>(context.total_steps);
+  return length * steps_per_unit(unit, context, schedule);
+}
+
 const char* to_string(DatasetSplit split) { return split == DatasetSplit::train ? "train" : "test"; }
 
 }  // namespace orchestrate

@@ -20,6 +20,11 @@ struct ScheduleContext {
 ORCHESTRATE_API double steps_per_unit(const std::string& unit, const ScheduleContext& context,
                                       const std::string& schedule);
 
+// A schedule's decay length in steps: `length` in `unit`s, or the whole
+// run (context.total_steps) when `length` is 0.
+ORCHESTRATE_API double decay_length_in_steps(double length, const std::string& unit, const ScheduleContext& context,
+                                             const std::string& schedule);
+
 class ORCHESTRATE_API LrSchedule {
  public:
   virtual ~LrSchedule();

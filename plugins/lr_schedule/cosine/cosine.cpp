@@ -44,12 +44,8 @@ class CosineAnnealing final : public orchestrate::LrSchedule {
 };
 
 std::unique_ptr<orchestrate::LrSchedule> make_cosine(const Params& params, const ScheduleContext& context) {
-  double length_in_steps = params.real("decay_length");
-  if (length_in_steps == 0) {
-    length_in_steps = static_cast<double>(context.total_steps);
-  } else {
-    length_in_steps *= orchestrate::steps_per_unit(params.string("unit"), context, "cosine");
-  }
+  const double length_in_steps =
+      orchestrate::decay_length_in_steps(params.real("decay_length"), params.string("unit"), context, "cosine");
   return std::make_unique<CosineAnnealing>(context.base_lr, params.real("end_lr"), length_in_steps);
 }
 

@@ -51,12 +51,8 @@ class PolynomialDecay final : public orchestrate::LrSchedule {
 };
 
 std::unique_ptr<orchestrate::LrSchedule> make_polynomial(const Params& params, const ScheduleContext& context) {
-  double length_in_steps = params.real("decay_length");
-  if (length_in_steps == 0) {
-    length_in_steps = static_cast<double>(context.total_steps);
-  } else {
-    length_in_steps *= orchestrate::steps_per_unit(params.string("unit"), context, "polynomial");
-  }
+  const double length_in_steps =
+      orchestrate::decay_length_in_steps(params.real("decay_length"), params.string("unit"), context, "polynomial");
   return std::make_unique<PolynomialDecay>(context.base_lr, params.real("end_lr"), params.real("power"),
                                            length_in_steps, params.boolean("cycle"));
 }
