@@ -4,11 +4,15 @@ namespace orchestrate::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{
-      {"run", "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run]", run_command},
+      {"run", "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run] [--resume [RUN|DIR]]",
+       run_command},
       {"plugins", "list loaded plugins and their components", plugins_command},
       {"describe", "show a component's parameters: orchestrate describe KIND NAME", describe_command},
       {"runs", "list recorded runs", runs_command},
       {"report", "reports over recorded runs: orchestrate report throughput [RUN]...", report_command},
+      {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN", checkpoints_command},
+      {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH",
+       weights_command},
   };
   return table;
 }

@@ -19,5 +19,7 @@ int plugins_command(const std::vector<std::string>& arguments);
 int describe_command(const std::vector<std::string>& arguments);
 int runs_command(const std::vector<std::string>& arguments);
 int report_command(const std::vector<std::string>& arguments);
+int checkpoints_command(const std::vector<std::string>& arguments);
+int weights_command(const std::vector<std::string>& arguments);
 
 }  // namespace orchestrate::cli

@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "orchestrate/error.h"
@@ -45,6 +46,18 @@ std::string db_path(const po::variables_map& values, const std::string& recipe_d
   if (const auto& db = values["db"].as<std::string>(); !db.empty()) return db;
   if (!recipe_db.empty()) return recipe_db;
   return RunStore::default_path();
+}
+
+}  // namespace orchestrate::cli
+
+namespace orchestrate::cli {
+
+RunStore open_existing_store(const po::variables_map& values) {
+  const std::string path = db_path(values);
+  if (!std::filesystem::exists(path))
+    throw UsageError(path + ": no run store here; give --db FILE or set $ORCHESTRATE_DB (runs are recorded by "
+                            "orchestrate run)");
+  return RunStore(path);
 }
 
 }  // namespace orchestrate::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "orchestrate/registry.h"
+#include "run_store.h"
 
 namespace orchestrate::cli {
 
@@ -28,5 +29,9 @@ void load_all_plugins(Registry& registry, const po::variables_map& values);
 
 // The run store file: --db, else `recipe_db` (a recipe's [log] db), else the default.
 std::string db_path(const po::variables_map& values, const std::string& recipe_db = "");
+
+// The run store of --db for a query: never created (a missing file is almost
+// always a wrong path), a UsageError instead.
+RunStore open_existing_store(const po::variables_map& values);
 
 }  // namespace orchestrate::cli

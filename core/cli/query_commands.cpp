@@ -10,19 +10,6 @@
 
 namespace orchestrate::cli {
 
-namespace {
-
-// Queries never create a database: a missing file is almost always a wrong path.
-RunStore open_existing_store(const po::variables_map& values) {
-  const std::string path = db_path(values);
-  if (!std::filesystem::exists(path))
-    throw UsageError(path + ": no run store here; give --db FILE or set $ORCHESTRATE_DB (runs are recorded by "
-                            "orchestrate run)");
-  return RunStore(path);
-}
-
-}  // namespace
-
 int runs_command(const std::vector<std::string>& arguments) {
   po::options_description options("runs options");
   add_db_option(options);

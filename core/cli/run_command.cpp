@@ -8,6 +8,7 @@
 #include "orchestrate/error.h"
 #include "recipe.h"
 #include "reports.h"
+#include "resume.h"
 #include "run_store.h"
 #include "trainer.h"
 
@@ -22,6 +23,9 @@ void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunS
     if (auto it = outcome.final_metrics.find(metric); it != outcome.final_metrics.end())
       std::cout << "  " << metric << " " << std::setprecision(4) << it->second;
   }
+  if (!outcome.checkpoint.empty()) std::cout << "\ncheckpoint " << outcome.checkpoint;
+  if (outcome.status == RunStatus::interrupted && !outcome.checkpoint.empty())
+    std::cout << "\ncontinue it with --resume: orchestrate run " << recipe.path << " --resume " << outcome.run_id;
   std::cout << "\nrecorded in " << store.path() << " (orchestrate runs --db " << store.path() << ")\n\n";
   if (auto summary = store.find_run(std::to_string(outcome.run_id)))
     std::cout << render(throughput_table({throughput_of(store, *summary)}), TableFormat::table);
@@ -35,7 +39,10 @@ int run_command(const std::vector<std::string>& arguments) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a recipe value, e.g. --set optimizer.lr=0.01 (repeatable)")(
       "dry-run", po::bool_switch(), "validate the recipe and print it resolved (defaults filled in); train nothing")(
-      "quiet,q", po::bool_switch(), "no progress line");
+      "quiet,q", po::bool_switch(), "no progress line")(
+      "resume", po::value<std::string>()->implicit_value(""),
+      "continue a run from a checkpoint: --resume (the newest checkpoint of this recipe's newest run), "
+      "--resume RUN, or --resume CHECKPOINT_DIR");
   add_plugin_path_option(options);
   add_db_option(options);
   po::positional_options_description positional;
@@ -59,6 +66,8 @@ int run_command(const std::vector<std::string>& arguments) {
     train_options.progress = &std::cerr;
     train_options.progress_is_terminal = isatty(STDERR_FILENO) != 0;
   }
+  if (values.count("resume"))
+    train_options.resume_from = resolve_resume_target(values["resume"].as<std::string>(), recipe, store);
   const TrainOutcome outcome = train(recipe, registry, store, train_options);
   print_outcome(outcome, recipe, store);
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;

@@ -5,12 +5,14 @@
 namespace orchestrate {
 
 BatchPipeline::BatchPipeline(const Dataset& dataset, EpochPlan plan, std::int64_t batches_per_epoch,
-                             std::int64_t epochs, PipelineOptions options)
+                             std::int64_t epochs, PipelineOptions options, std::int64_t first_batch)
     : dataset_(dataset),
       plan_(std::move(plan)),
       batches_per_epoch_(batches_per_epoch),
       total_(batches_per_epoch * epochs),
-      options_(options) {
+      options_(options),
+      next_to_claim_(first_batch),
+      next_to_hand_out_(first_batch) {
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
 }
 

@@ -32,9 +32,10 @@ using EpochPlan = std::function<BatchIndices(std::int64_t epoch)>;
 
 class BatchPipeline {
  public:
-  // Serves `epochs` epochs of `batches_per_epoch` batches each, in order.
+  // Serves `epochs` epochs of `batches_per_epoch` batches each, in order,
+  // starting at batch `first_batch` of that sequence (a resumed run).
   BatchPipeline(const Dataset& dataset, EpochPlan plan, std::int64_t batches_per_epoch, std::int64_t epochs,
-                PipelineOptions options);
+                PipelineOptions options, std::int64_t first_batch = 0);
   // Serves exactly `batches`, once.
   BatchPipeline(const Dataset& dataset, BatchIndices batches, PipelineOptions options);
   ~BatchPipeline();  // stops and joins the workers

@@ -4,6 +4,7 @@
 #include "parameter_groups.h"
 #include "run_identity.h"
 #include "warmup_schedule.h"
+#include "weight_transfer.h"
 
 namespace orchestrate {
 
@@ -81,10 +82,13 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
 
   const DatasetInfo info = c.train_set->info();
   const ModelInput input{info.channels, info.height, info.width, info.num_classes};
-  c.model = guarded("model", s.model_plugin,
-                    [&] { return registry.models().get(s.model_plugin).create(s.model_params, input); });
+  const auto& model_entry = registry.models().get(s.model_plugin);
+  c.model = guarded("model", s.model_plugin, [&] { return model_entry.create(s.model_params, input); });
   require(c.model, "model", s.model_plugin, "model");
   c.model->to(device);
+  c.tensor_records = initialize_from(*c.model, s.checkpoint, model_entry.meta.logits_pattern);
+  for (auto& frozen : freeze_parameters(*c.model, s.checkpoint, model_entry.meta.logits_pattern))
+    c.tensor_records.push_back(std::move(frozen));
   c.groups = form_parameter_groups(*c.model, s.optimizer);
   build_optimizer_chain(c, s.optimizer, registry);
 

@@ -30,6 +30,8 @@ struct TrainingComponents {
   std::int64_t updates_per_epoch = 0;
   std::int64_t total_updates = 0;
   std::int64_t epochs = 0;  // epochs needed to run total_updates
+  // What [checkpoint] init_from loaded and skipped, and what was frozen.
+  std::vector<TensorRecord> tensor_records;
 };
 
 // Any exception a factory throws comes back as an orchestrate Error naming the

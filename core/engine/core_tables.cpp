@@ -1,5 +1,6 @@
 #include "core_tables.h"
 
+#include <filesystem>
 #include <regex>
 
 #include "orchestrate/optimizer_wrapper.h"
@@ -176,11 +177,52 @@ ParamSchema log_schema() {
       string_param("progress", "auto",
                    "progress line: auto (redrawn on a terminal, one line per log_every otherwise), always or never")
           .one_of({"auto", "always", "never"}),
+      real_param("flush_secs", 10.0,
+                 "step rows reach the run store at least this often, so a killed run loses at most this window")
+          .greater_than(0)
+          .at_most(86400),
   };
 }
 
-TableSpec core_table(std::string name, std::string doc, ParamSchema schema) {
-  return TableSpec{std::move(name), std::move(doc), std::move(schema), std::nullopt, "", {}, {}};
+ParamSchema checkpoint_schema() {
+  ParamSchema schema{
+      string_param("dir", "",
+                   "where checkpoints go; empty: checkpoints/run-<id> beside the run store"),
+      int_param("every_steps", 0, "save every N updates; 0: off").at_least(0),
+      int_param("every_epochs", 1, "save after every N epochs (after their evaluation); 0: off").at_least(0),
+      real_param("save_interval_secs", 0.0, "save when this many seconds passed since the last save; 0: off")
+          .at_least(0),
+      int_param("keep_max", 3, "keep the newest N checkpoints of the run; 0: keep all").at_least(0),
+      bool_param("at_end", true, "save when training ends"),
+      bool_param("on_signal", true, "save when SIGINT/SIGTERM stops the run, so --resume continues it"),
+      string_param("init_from", "",
+                   "start from these weights: an orchestrate checkpoint directory or a .safetensors file"),
+      string_list_param("exclude", std::vector<std::string>{},
+                        "init_from: glob patterns of tensors not to load; \"@logits\" is the model's classifier head"),
+      bool_param("strict", true,
+                 "init_from: missing, unexpected or mismatched tensors are errors; false: recorded warnings"),
+      string_list_param("trainable", std::vector<std::string>{},
+                        "glob patterns of the only parameters to train; the rest are frozen"),
+      string_list_param("frozen", std::vector<std::string>{},
+                        "glob patterns of parameters to freeze (no gradient, no optimizer state)"),
+  };
+  schema.rule([](const Params& p) -> std::string {
+    if (!p.string_list("trainable").empty() && !p.string_list("frozen").empty())
+      return "set trainable or frozen, not both";
+    if (!p.string_list("exclude").empty() && p.string("init_from").empty())
+      return "exclude applies to init_from, which is not set";
+    std::error_code error;
+    if (const auto& from = p.string("init_from"); !from.empty() && !std::filesystem::exists(from, error))
+      return "init_from = \"" + from + "\" does not exist; give an orchestrate checkpoint directory or a .safetensors file";
+    return "";
+  });
+  return schema;
+}
+
+TableSpec core_table(std::string name, std::string doc, ParamSchema schema,
+                     std::vector<std::string> resume_safe_keys = {}) {
+  return TableSpec{std::move(name), std::move(doc), std::move(schema), std::nullopt, "", {}, {},
+                   std::move(resume_safe_keys)};
 }
 
 TableSpec component_table(std::string name, std::string doc, ParamSchema schema, ComponentKind kind,
@@ -194,7 +236,8 @@ TableSpec component_table(std::string name, std::string doc, ParamSchema schema,
 
 const std::vector<TableSpec>& recipe_tables() {
   static const std::vector<TableSpec> tables{
-      core_table("run", "the run itself: seed, device, length, batch size, threads", run_schema()),
+      core_table("run", "the run itself: seed, device, length, batch size, threads", run_schema(),
+                 {"name", "num_workers", "prefetch_batches", "log_every", "threads"}),
       component_table("data", "the dataset component", {}, ComponentKind::dataset, ""),
       component_table("model", "the model component and its memory format", model_schema(), ComponentKind::model, ""),
       core_table("loss", "the training loss (cross-entropy)", loss_schema()),
@@ -208,8 +251,11 @@ const std::vector<TableSpec>& recipe_tables() {
       component_table("schedule", "the learning-rate schedule, with an optional warm-up", schedule_schema(),
                       ComponentKind::lr_schedule, "fixed"),
       core_table("precision", "mixed precision and fp16 loss scaling", precision_schema()),
-      core_table("eval", "evaluation on the test split", eval_schema()),
-      core_table("log", "the run store and the progress line", log_schema()),
+      core_table("eval", "evaluation on the test split", eval_schema(), {"*"}),
+      core_table("checkpoint", "when checkpoints are saved, and transfer learning from one", checkpoint_schema(),
+                 {"dir", "every_steps", "every_epochs", "save_interval_secs", "keep_max", "at_end", "on_signal",
+                  "init_from", "exclude", "strict"}),
+      core_table("log", "the run store and the progress line", log_schema(), {"*"}),
   };
   return tables;
 }
@@ -218,6 +264,17 @@ const TableSpec* find_table(const std::string& name) {
   for (const auto& table : recipe_tables())
     if (table.name == name) return &table;
   return nullptr;
+}
+
+bool resume_safe_key(const std::string& flattened_key) {
+  const auto dot = flattened_key.find('.');
+  if (dot == std::string::npos) return false;
+  const TableSpec* table = find_table(flattened_key.substr(0, dot));
+  if (!table) return false;
+  const std::string key = flattened_key.substr(dot + 1);
+  for (const auto& safe : table->resume_safe_keys)
+    if (safe == "*" || safe == key) return true;
+  return false;
 }
 
 std::vector<std::string> table_names() {

@@ -33,6 +33,10 @@ struct TableSpec {
   std::string default_plugin;         // used when the table or its `plugin` is absent; "": required
   std::vector<TableSpec> lists;       // arrays of tables inside this one ([[name.list]])
   EntriesRule entries_rule;           // for a list: checks the entries together
+  // Keys that may change when a run resumes, because they do not change the
+  // training trajectory (log cadence, checkpoint interval, evaluation);
+  // "*": every key of the table. Any other changed key refuses the resume.
+  std::vector<std::string> resume_safe_keys = {};
 };
 
 // Every top-level table, in the order a resolved recipe prints them.
@@ -42,5 +46,9 @@ const std::vector<TableSpec>& recipe_tables();
 const TableSpec* find_table(const std::string& name);
 
 std::vector<std::string> table_names();
+
+// Whether a flattened recipe key ("log.progress", "optimizer.lr") may differ
+// between a checkpoint's recipe and the recipe that resumes it.
+bool resume_safe_key(const std::string& flattened_key);
 
 }  // namespace orchestrate

@@ -62,6 +62,23 @@ PrecisionSettings precision_settings(const Params& p) {
   return s;
 }
 
+CheckpointSettings checkpoint_settings(const Params& p) {
+  CheckpointSettings s;
+  s.dir = p.string("dir");
+  s.every_steps = p.integer("every_steps");
+  s.every_epochs = p.integer("every_epochs");
+  s.every_seconds = p.real("save_interval_secs");
+  s.keep_max = p.integer("keep_max");
+  s.at_end = p.boolean("at_end");
+  s.on_signal = p.boolean("on_signal");
+  s.init_from = p.string("init_from");
+  s.exclude = p.string_list("exclude");
+  s.strict = p.boolean("strict");
+  s.trainable = p.string_list("trainable");
+  s.frozen = p.string_list("frozen");
+  return s;
+}
+
 }  // namespace
 
 Settings settings_of(const Recipe& recipe) {
@@ -83,8 +100,10 @@ Settings settings_of(const Recipe& recipe) {
   s.precision = precision_settings(recipe.table("precision").core);
   const auto& eval = recipe.table("eval").core;
   s.eval = {eval.boolean("enabled"), eval.integer("every_epochs"), eval.integer("batch_size")};
+  s.checkpoint = checkpoint_settings(recipe.table("checkpoint").core);
   s.db = recipe.table("log").core.string("db");
   s.progress = recipe.table("log").core.string("progress");
+  s.flush_seconds = recipe.table("log").core.real("flush_secs");
   return s;
 }
 

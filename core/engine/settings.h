@@ -75,6 +75,21 @@ struct EvalSettings {
   std::int64_t batch_size = 1000;
 };
 
+struct CheckpointSettings {
+  std::string dir;  // "": <run store's directory>/checkpoints/run-<id>
+  std::int64_t every_steps = 0;
+  std::int64_t every_epochs = 1;
+  double every_seconds = 0;
+  std::int64_t keep_max = 3;  // 0: keep all
+  bool at_end = true;
+  bool on_signal = true;
+  std::string init_from;
+  std::vector<std::string> exclude;    // globs; "@logits" is the model's logits pattern
+  bool strict = true;
+  std::vector<std::string> trainable;  // globs; everything else is frozen
+  std::vector<std::string> frozen;     // globs
+};
+
 struct Settings {
   RunSettings run;
   std::string data_plugin;
@@ -87,8 +102,10 @@ struct Settings {
   ScheduleSettings schedule;
   PrecisionSettings precision;
   EvalSettings eval;
+  CheckpointSettings checkpoint;
   std::string db;
   std::string progress = "auto";
+  double flush_seconds = 10.0;  // step rows reach the store at least this often
 };
 
 // Reads the typed settings of a recipe that load_recipe() validated.

@@ -8,13 +8,17 @@
 #include <torch/version.h>
 
 #include <chrono>
+#include <filesystem>
+#include <optional>
 #include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
+#include "checkpointer.h"
 #include "components.h"
+#include "durable_file.h"
 #include "device.h"
 #include "epoch_plan.h"
 #include "evaluator.h"
@@ -22,9 +26,12 @@
 #include "log_window.h"
 #include "phase_timer.h"
 #include "progress_line.h"
+#include "resume.h"
 #include "run_identity.h"
 #include "settings.h"
+#include "store_sql.h"
 #include "stop_signal.h"
+#include "training_state.h"
 
 namespace orchestrate {
 
@@ -67,9 +74,11 @@ int intra_op_threads(const RunSettings& run) {
 // The state of one training run, so the loop reads as the steps it takes.
 class TrainingRun {
  public:
-  TrainingRun(const Settings& s, TrainingComponents& c, RunStore& store, std::int64_t run_id,
-              const c10::Device& device, const TrainOptions& options, const StopSignal& stop)
-      : s_(s),
+  TrainingRun(const Recipe& recipe, const Settings& s, TrainingComponents& c, RunStore& store, std::int64_t run_id,
+              const c10::Device& device, const TrainOptions& options, const StopSignal& stop,
+              Checkpointer& checkpointer, const CheckpointMeta* resume)
+      : recipe_(recipe),
+        s_(s),
         c_(c),
         store_(store),
         run_id_(run_id),
@@ -81,50 +90,59 @@ class TrainingRun {
         progress_(options.progress ? *options.progress : null_stream_,
                   options.progress ? parse_progress_mode(s.progress) : ProgressMode::never, s.run.log_every,
                   options.progress_is_terminal),
-        stop_(stop) {
+        stop_(stop),
+        stop_after_micro_batches_(options.stop_after_micro_batches),
+        checkpointer_(checkpointer) {
+    for (const auto& group : c.groups)
+      for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
+    if (resume) restore(*resume, options.resume_from);
     PipelineOptions pipeline;
     pipeline.workers = s.run.num_workers;
     pipeline.prefetch = s.run.prefetch_batches;
     pipeline.pin_memory = device.is_cuda();
-    const std::int64_t micro_batches = c.epochs * c.micro_batches_per_epoch;
+    // An epoch is the micro-batches its updates use; a remainder smaller than
+    // one update is left out, so every epoch starts on a fresh permutation.
+    const std::int64_t per_epoch = c.updates_per_epoch * c.micro_batches_per_update;
     train_pipeline_ = std::make_unique<BatchPipeline>(
         *c.train_set,
-        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed,
-         per_epoch = c.micro_batches_per_epoch](std::int64_t epoch) {
+        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch](std::int64_t epoch) {
           auto batches = shuffled_batches(size, batch, seed, epoch, true);
           batches.resize(static_cast<std::size_t>(per_epoch));
           return batches;
         },
-        c.micro_batches_per_epoch, micro_batches / c.micro_batches_per_epoch, pipeline);
+        per_epoch, c.epochs, pipeline, update_ * c.micro_batches_per_update + resume_micro_);
     if (c.test_set)
       evaluator_ = std::make_unique<Evaluator>(*c.test_set, s.eval.batch_size, device, c.epochs + 1, pipeline);
-    for (const auto& group : c.groups)
-      for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
   }
 
   RunStatus run() {
-    const std::int64_t eval_every = s_.eval.every_epochs;
-    bool evaluated_last = false;
     last_step_end_ = Clock::now();
-    for (std::int64_t epoch = 0; epoch < c_.epochs && update_ < c_.total_updates; ++epoch) {
+    const std::int64_t U = c_.updates_per_epoch;
+    // Stopped after an epoch's last update but before its evaluation: do it now.
+    if (update_ > 0 && update_ % U == 0 && resume_micro_ == 0 && evaluated_at_step_ != update_ &&
+        eval_due(update_ / U))
+      run_eval(update_ / U);
+    for (std::int64_t epoch = update_ / U; epoch < c_.epochs && update_ < c_.total_updates; ++epoch) {
       train_epoch(epoch);
-      if (stop_.requested()) break;
-      evaluated_last = false;
-      if (evaluator_ && eval_every > 0 && (epoch + 1) % eval_every == 0) {
-        run_eval(epoch + 1);
-        evaluated_last = true;
-      }
+      if (stopped_) break;
+      if (eval_due(epoch + 1)) run_eval(epoch + 1);
+      if (checkpointer_.due_after_epoch(epoch + 1) && update_ < c_.total_updates) save_checkpoint("epoch");
     }
     flush_window(last_epoch_);
-    if (stop_.requested()) {
+    if (stopped_) {
       progress_.finish();
-      const std::string why = std::string("stopped by signal ") + std::to_string(stop_.signal_number()) +
-                              " at step " + std::to_string(update_);
+      const std::string why = (stop_.signal_number() ? "stopped by signal " + std::to_string(stop_.signal_number())
+                                                     : std::string("stopped on request")) +
+                              " at step " + std::to_string(update_) +
+                              (stopped_micro_ ? " (+" + std::to_string(stopped_micro_) + " micro-batches)" : "");
       store_.record_event(run_id_, "interrupted", why);
-      progress_.message("interrupted: " + why + "; run recorded as interrupted");
+      if (s_.checkpoint.on_signal) save_checkpoint("signal");
+      progress_.message("interrupted: " + why + "; run recorded as interrupted" +
+                        (checkpointer_.newest().empty() ? "" : "; continue it with --resume"));
       return RunStatus::interrupted;
     }
-    if (evaluator_ && !evaluated_last) run_eval(c_.epochs);
+    if (evaluator_ && evaluated_at_step_ != update_) run_eval(c_.epochs);
+    if (s_.checkpoint.at_end) save_checkpoint("end");
     progress_.finish();
     return RunStatus::finished;
   }
@@ -188,22 +206,48 @@ class TrainingRun {
     c_.optimizer->zero_grad();
   }
 
+  bool stop_requested() const {
+    return stop_.requested() ||
+           (stop_after_micro_batches_ > 0 && micro_batches_run_ >= stop_after_micro_batches_);
+  }
+
+  bool eval_due(std::int64_t epoch) const {
+    return evaluator_ && s_.eval.every_epochs > 0 && epoch % s_.eval.every_epochs == 0;
+  }
+
   void train_epoch(std::int64_t epoch) {
     c_.model->train();
     last_epoch_ = epoch + 1;
-    for (std::int64_t u = 0; u < c_.updates_per_epoch && update_ < c_.total_updates && !stop_.requested(); ++u) {
+    const std::int64_t M = c_.micro_batches_per_update;
+    for (std::int64_t u = update_ - epoch * c_.updates_per_epoch;
+         u < c_.updates_per_epoch && update_ < c_.total_updates; ++u) {
+      if (stop_requested()) {
+        stopped_ = true;
+        return;
+      }
       StepTiming timing;
-      at::Tensor loss_sum;
-      for (std::int64_t m = 0; m < c_.micro_batches_per_update; ++m) {
+      const std::int64_t first_micro = resume_micro_;
+      at::Tensor loss_sum = partial_loss_;
+      resume_micro_ = 0;
+      partial_loss_ = at::Tensor();
+      for (std::int64_t m = first_micro; m < M; ++m) {
+        // A stop between micro-batches keeps the gradients accumulated so
+        // far: the checkpoint holds them, and --resume goes on from here.
+        if (m > first_micro && stop_requested()) {
+          stopped_ = true;
+          stopped_micro_ = m;
+          partial_loss_ = loss_sum;
+          return;
+        }
         const auto t0 = Clock::now();
         auto batch = train_pipeline_->next();
         timing.data_wait_s += seconds_between(t0, Clock::now());
         if (!batch) throw Error("the data pipeline ended early at update " + std::to_string(update_) + " (a bug)");
         const auto loss = micro_batch(*batch, timing);
         loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
+        ++micro_batches_run_;
       }
-      const auto loss = c_.micro_batches_per_update > 1 ? loss_sum / static_cast<double>(c_.micro_batches_per_update)
-                                                        : loss_sum;
+      const auto loss = M > 1 ? loss_sum / static_cast<double>(M) : loss_sum;
       const double lr = c_.schedule->learning_rate(update_);
       apply_update(loss, lr, epoch);
       timer_.optimizer_ends();
@@ -217,11 +261,57 @@ class TrainingRun {
       timing.total_s = seconds_between(last_step_end_, t3);
       timing.learning_rate = lr;
       window_.add_update(timing, loss);
-      if (update_ % s_.run.log_every == 0 || update_ == c_.total_updates) flush_window(epoch + 1);
+      // By count and by time: a kill loses at most flush_secs of step rows.
+      if (update_ % s_.run.log_every == 0 || update_ == c_.total_updates ||
+          seconds_between(last_flush_, t3) >= s_.flush_seconds)
+        flush_window(epoch + 1);
       progress_.update({epoch + 1, c_.epochs, update_, c_.total_updates, recent_loss_, lr}, timing.images);
+      if (auto reason = checkpointer_.due_after_update(update_); reason && update_ < c_.total_updates)
+        save_checkpoint(*reason);
       last_step_end_ = Clock::now();
       if (update_ == c_.total_updates) last_step_end_ = t3;
     }
+  }
+
+  // Everything a resumed run needs to take the same steps as this one.
+  void save_checkpoint(const std::string& reason) {
+    if (checkpointer_.saved_at(update_, stopped_micro_)) return;
+    flush_window(last_epoch_);  // the store then shows every step up to the checkpoint
+    CheckpointContent content;
+    CheckpointMeta& meta = content.meta;
+    meta.orchestrate_version = version();
+    meta.run_id = run_id_;
+    meta.step = update_;
+    meta.micro_batch = stopped_micro_;
+    meta.epoch = last_epoch_;
+    meta.evaluated_at_step = evaluated_at_step_;
+    meta.reason = reason;
+    meta.created_at = utc_now_iso();
+    meta.model = s_.model_plugin;
+    meta.metrics = latest_metrics_;
+    for (const auto& [key, value] : recipe_.flattened()) meta.recipe_params[key] = value;
+    content.weights = model_state(*c_.model);
+    content.trainer_state = save_trainer_state(state_refs(), stopped_micro_ > 0);
+    content.recipe_toml = recipe_.resolved_toml();
+    const std::string path = checkpointer_.save(std::move(content));
+    if (!path.empty()) progress_.message("saved checkpoint " + path + " (" + reason + ")");
+    last_step_end_ = Clock::now();  // saving is not the next step's time
+  }
+
+  TrainerStateRefs state_refs() {
+    return TrainerStateRefs{*c_.optimizer, c_.wrappers, scaler_, parameters_, partial_loss_, skipped_, eval_seconds_};
+  }
+
+  void restore(const CheckpointMeta& meta, const std::string& path) {
+    namespace fs = std::filesystem;
+    load_model_state(*c_.model, read_safetensors((fs::path(path) / kWeightsFile).string()), path);
+    load_trainer_state((fs::path(path) / kTrainerStateFile).string(), state_refs(), meta.micro_batch > 0);
+    if (partial_loss_.defined()) partial_loss_ = partial_loss_.to(device_);
+    update_ = meta.step;
+    resume_micro_ = meta.micro_batch;
+    evaluated_at_step_ = meta.evaluated_at_step;
+    last_epoch_ = meta.epoch;
+    latest_metrics_ = meta.metrics;
   }
 
   // Writes the window's step rows and train/* metrics: the one read of the
@@ -229,7 +319,9 @@ class TrainingRun {
   void flush_window(std::int64_t epoch) {
     if (window_.empty()) return;
     const auto summary = window_.flush(epoch);
+    last_flush_ = Clock::now();
     recent_loss_ = summary.mean_loss;
+    latest_metrics_["train/loss"] = summary.mean_loss;
     if (summary.first_nonfinite_step >= 0 && s_.run.on_nonfinite == NonFinitePolicy::stop) {
       const std::string why = "training diverged: loss is " + std::to_string(summary.first_nonfinite_loss) +
                               " at step " + std::to_string(summary.first_nonfinite_step) +
@@ -276,6 +368,10 @@ class TrainingRun {
     store_.record_metric(run_id_, update_, epoch, "eval/top1", r.top1);
     if (r.top5 >= 0) store_.record_metric(run_id_, update_, epoch, "eval/top5", r.top5);
     store_.record_metric(run_id_, update_, epoch, "eval/loss", r.loss);
+    latest_metrics_["eval/top1"] = r.top1;
+    if (r.top5 >= 0) latest_metrics_["eval/top5"] = r.top5;
+    latest_metrics_["eval/loss"] = r.loss;
+    evaluated_at_step_ = update_;
     const double seconds = seconds_between(start, Clock::now());
     eval_seconds_ += seconds;
     store_.record_metric(run_id_, update_, epoch, "time/eval_s", eval_seconds_);
@@ -287,6 +383,7 @@ class TrainingRun {
     last_step_end_ = Clock::now();  // evaluation time is the event's, not the next step's
   }
 
+  const Recipe& recipe_;
   const Settings& s_;
   TrainingComponents& c_;
   RunStore& store_;
@@ -299,6 +396,8 @@ class TrainingRun {
   std::ostringstream null_stream_;
   ProgressLine progress_;
   const StopSignal& stop_;
+  const std::int64_t stop_after_micro_batches_;
+  Checkpointer& checkpointer_;
   std::unique_ptr<BatchPipeline> train_pipeline_;
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<at::Tensor> parameters_;
@@ -309,6 +408,14 @@ class TrainingRun {
   double recent_loss_ = 0;
   double eval_seconds_ = 0;  // all evaluations so far
   std::int64_t last_epoch_ = 0;  // 1-based epoch of the latest update
+  Clock::time_point last_flush_ = Clock::now();
+  std::int64_t micro_batches_run_ = 0;   // by this process
+  std::int64_t resume_micro_ = 0;        // micro-batches of the next update already accumulated
+  at::Tensor partial_loss_;              // their summed loss
+  bool stopped_ = false;
+  std::int64_t stopped_micro_ = 0;       // micro-batches of update_ + 1 done when the stop came
+  std::int64_t evaluated_at_step_ = -1;
+  std::map<std::string, double> latest_metrics_;  // for checkpoint records
 };
 
 RunRecord record_for(const Recipe& recipe, const Settings& s, const Registry& registry, const c10::Device& device) {
@@ -334,6 +441,22 @@ void convert_to_channels_last(torch::nn::Module& model) {
 
 }  // namespace
 
+namespace {
+
+std::string transfer_summary(const std::vector<TensorRecord>& records) {
+  std::map<std::string, std::vector<std::string>> by_action;
+  for (const auto& r : records) by_action[r.action].push_back(r.name);
+  std::string out;
+  for (const auto& [action, names] : by_action) {
+    out += (out.empty() ? "" : "; ") + action + " " + std::to_string(names.size()) + ":";
+    for (std::size_t i = 0; i < names.size() && i < 6; ++i) out += " " + names[i];
+    if (names.size() > 6) out += " ...";
+  }
+  return out;
+}
+
+}  // namespace
+
 TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& store, const TrainOptions& options) {
   const auto start = Clock::now();
   const Settings s = settings_of(recipe);
@@ -346,22 +469,63 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   // Seeded before any component exists, so weight init and augmentation are reproducible.
   at::manual_seed(s.run.seed);
 
+  // Checked before anything is written: a resume the recipe cannot continue,
+  // and a checkpoint directory that cannot be written.
+  std::optional<CheckpointMeta> resume;
+  std::vector<std::string> resume_changes;
+  if (!options.resume_from.empty()) {
+    resume = read_checkpoint_meta(options.resume_from);
+    resume_changes = check_resume_recipe(*resume, options.resume_from, recipe);
+    if (!store.find_run(std::to_string(resume->run_id)))
+      throw UsageError("--resume " + options.resume_from + ": its run " + std::to_string(resume->run_id) +
+                       " is not in " + store.path() + "; pass the run store it was recorded in with --db");
+  }
+  const std::string checkpoint_dir_root = checkpoint_root(s.checkpoint, store.path());
+  require_writable_directory(checkpoint_dir_root, "[checkpoint] dir");
+  store.set_flush_interval(std::chrono::duration<double>(s.flush_seconds));
+
   // Installed before the run row exists: a Ctrl-C while the data loads still
   // ends with the run recorded as interrupted, never left "running".
   const StopSignal stop;
   TrainOutcome outcome;
   const auto run_start = Clock::now();  // the run row's started_at
-  outcome.run_id = store.begin_run(record_for(recipe, s, registry, device));
+  if (resume) {
+    outcome.run_id = resume->run_id;
+    outcome.resumed = true;
+    std::string message = "resumed from " + options.resume_from + " at step " + std::to_string(resume->step);
+    if (resume->micro_batch) message += " (+" + std::to_string(resume->micro_batch) + " micro-batches)";
+    if (!resume_changes.empty()) {
+      message += "; recipe changes:";
+      for (const auto& change : resume_changes) message += " " + change + ";";
+    }
+    store.resume_run(outcome.run_id, resume->step, message);
+  } else {
+    outcome.run_id = store.begin_run(record_for(recipe, s, registry, device));
+  }
   try {
+    // Built once the run is recorded, so a data set that fails to load, or
+    // init_from weights that do not fit the model, leave a failed run that
+    // says why (and setup_s covers the loading).
+    TrainingComponents components = build_components(s, registry, device);
+    if (use_channels_last(s.memory_format, device)) convert_to_channels_last(*components.model);
     store.record_event(outcome.run_id, "threads",
                        "intra_op=" + std::to_string(threads) + " data_workers=" + std::to_string(s.run.num_workers) +
                            " cores=" + std::to_string(std::thread::hardware_concurrency()));
-    TrainingComponents components = build_components(s, registry, device);
-    if (use_channels_last(s.memory_format, device)) convert_to_channels_last(*components.model);
-    TrainingRun run(s, components, store, outcome.run_id, device, options, stop);
-    store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
+    if (!components.tensor_records.empty() && !resume) {
+      store.record_tensors(outcome.run_id, components.tensor_records);
+      store.record_event(outcome.run_id, "init_from",
+                         (s.checkpoint.init_from.empty() ? std::string("no init_from")
+                                                         : "from " + s.checkpoint.init_from) +
+                             ": " + transfer_summary(components.tensor_records));
+    }
+    Checkpointer checkpointer(s.checkpoint, run_checkpoint_directory(checkpoint_dir_root, outcome.run_id), store,
+                              outcome.run_id);
+    TrainingRun run(recipe, s, components, store, outcome.run_id, device, options, stop, checkpointer,
+                    resume ? &*resume : nullptr);
+    if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
     outcome.status = run.run();
     outcome.steps = run.steps();
+    outcome.checkpoint = checkpointer.newest();
     store.finish_run(outcome.run_id, outcome.status);
   } catch (const std::exception& e) {
     try {

@@ -18,16 +18,27 @@ struct TrainOutcome {
   std::int64_t steps = 0;
   double wall_s = 0;
   std::map<std::string, double> final_metrics;  // "eval/top1", ...
+  std::string checkpoint;  // the newest checkpoint written, "" if none
+  bool resumed = false;
 };
 
 struct TrainOptions {
   std::ostream* progress = nullptr;  // where the progress line goes; nullptr: nowhere
   bool progress_is_terminal = false;
+  // A checkpoint directory to continue (resolve_resume_target): the run it
+  // belongs to continues under its own id.
+  std::string resume_from;
+  // For tests: behave as if SIGINT arrived after this many micro-batches of
+  // this process (0: never), to stop at an exact position.
+  std::int64_t stop_after_micro_batches = 0;
 };
 
 // Builds the recipe's components, trains, evaluates, and records everything
-// under a new run in `store`. A SIGINT/SIGTERM finishes the current step and
-// returns status interrupted; any error marks the run failed and is rethrown.
+// under a new run in `store` (or the resumed one). A SIGINT/SIGTERM finishes
+// the current micro-batch, saves a checkpoint and returns status interrupted;
+// any error marks the run failed and is rethrown. A refused resume (a changed
+// recipe, a damaged checkpoint) and an unwritable checkpoint directory throw
+// before any run row is written or changed.
 TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& store, const TrainOptions& options);
 
 }  // namespace orchestrate

@@ -83,6 +83,12 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
 
 Table runs_table(const std::vector<RunSummary>& runs) {
   Table table{{"id", "name", "status", "started", "duration_s"}, {}};
+  // When a lost run died is worth a column; for every other run it would
+  // repeat the start plus the duration, so it shows only when one is lost.
+  const bool any_lost = std::any_of(runs.begin(), runs.end(), [](const RunSummary& run) {
+    return run.status == to_string(RunStatus::lost);
+  });
+  if (any_lost) table.headers.push_back("last_seen");
   std::vector<std::string> metrics;
   for (const std::string& metric : kRunsTableMetrics) {
     const bool any = std::any_of(runs.begin(), runs.end(),
@@ -94,6 +100,7 @@ Table runs_table(const std::vector<RunSummary>& runs) {
   for (const RunSummary& run : runs) {
     std::vector<std::string> row = {std::to_string(run.id), run.name, run.status, readable_time(run.started_at),
                                     fixed(run.duration_s, 1)};
+    if (any_lost) row.push_back(run.status == to_string(RunStatus::lost) ? readable_time(run.last_seen_at) : "");
     for (const std::string& metric : metrics) {
       const auto found = run.final_metrics.find(metric);
       row.push_back(found == run.final_metrics.end() ? "" : fixed(found->second, 4));

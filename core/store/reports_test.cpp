@@ -114,6 +114,25 @@ TEST(RunsTableTest, ShowsTheMetricsSomeRunHas) {
             (std::vector<std::string>{"1", "mlp", "running", "2025-01-31 12:00:00", "3.0", "", ""}));
 }
 
+TEST(RunsTableTest, ALostRunShowsWhenItWasLastSeen) {
+  RunSummary lost = summary(3, "crashed");
+  lost.status = "lost";
+  lost.ended_at = "";
+  lost.last_seen_at = "2025-01-31T12:00:42.900Z";
+  lost.duration_s = 42.777;
+  RunSummary finished = summary(2, "resnet");
+  finished.last_seen_at = finished.ended_at;
+
+  const Table table = runs_table({lost, finished});
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"id", "name", "status", "started", "duration_s", "last_seen"}));
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0],
+            (std::vector<std::string>{"3", "crashed", "lost", "2025-01-31 12:00:00", "42.8", "2025-01-31 12:00:42"}));
+  EXPECT_EQ(table.rows[1],
+            (std::vector<std::string>{"2", "resnet", "finished", "2025-01-31 12:00:00", "65.5", ""}));
+}
+
 TEST(RunsTableTest, NoRunsGiveOnlyHeaders) {
   const Table table = runs_table({});
   EXPECT_EQ(table.headers, (std::vector<std::string>{"id", "name", "status", "started", "duration_s"}));

@@ -1,74 +1,45 @@
+// Opening the store, the life of a run (begin, resume, finish) and reading
+// runs back. Buffered writes are in run_store_writes.cpp; checkpoints,
+// tensors and events in run_store_artifacts.cpp.
 #include "run_store.h"
 
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
-#include <filesystem>
-#include <iostream>
-#include <limits>
-#include <mutex>
+#include <unistd.h>
 
-#include <SQLiteCpp/Database.h>
-#include <SQLiteCpp/Statement.h>
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <iostream>
+
 #include <SQLiteCpp/Transaction.h>
-#include <sqlite3.h>
 
 #include "orchestrate/error.h"
+#include "run_liveness.h"
+#include "run_store_impl.h"
 #include "run_store_schema.h"
-#include "store_error.h"
+#include "store_sql.h"
 
 namespace orchestrate {
 namespace {
 
-// One commit per 200 steps keeps logging to a few microseconds per step (a
-// commit costs far more than an insert) while a crash loses at most 199 rows.
-constexpr std::size_t kStepsPerTransaction = 200;
-// Another process's write transaction (ours last milliseconds) is waited for
-// this long before a write gives up with SQLITE_BUSY.
-constexpr int kBusyTimeoutMs = 5000;
-
-// ISO-8601 UTC with milliseconds; julianday() parses it back for durations.
-#define ORCHESTRATE_SQL_NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-
-// Resets a cached statement when a scope ends, also on an exception: a
-// statement left mid-way cannot be bound again, and a half-read SELECT keeps
-// a read transaction open, which stops WAL checkpoints.
-class ResetOnExit {
- public:
-  explicit ResetOnExit(SQLite::Statement& statement) : statement_(statement) {}
-  ~ResetOnExit() { statement_.tryReset(); }
-  ResetOnExit(const ResetOnExit&) = delete;
-  ResetOnExit& operator=(const ResetOnExit&) = delete;
-
- private:
-  SQLite::Statement& statement_;
-};
-
-// SQLite stores no NaN (it would turn it into NULL anyway); say so explicitly.
-void bind_real(SQLite::Statement& statement, int index, double value) {
-  if (std::isnan(value)) {
-    statement.bind(index);
-  } else {
-    statement.bind(index, value);
-  }
-}
-
-double real_column(const SQLite::Statement& statement, int index) {
-  if (statement.isColumnNull(index)) return std::numeric_limits<double>::quiet_NaN();
-  return statement.getColumn(index).getDouble();
-}
-
 SQLite::Database open_database(const std::string& path) {
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE, kBusyTimeoutMs);
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
+                      static_cast<int>(kDefaultBusyTimeout.count()));
   prepare_run_store_schema(db, path);
   return db;
 }
 
+// A run that never beat (written before migration 2) was last seen when it started.
+#define ORCHESTRATE_SQL_LAST_SEEN "coalesce(heartbeat_at, started_at)"
+
 constexpr const char* kSummaryColumns =
     "SELECT id, name, status, device, started_at, coalesce(ended_at, ''),"
-    " round((julianday(coalesce(ended_at, 'now')) - julianday(started_at)) * 86400.0, 3), error FROM runs ";
+    " round((julianday(coalesce(ended_at, 'now')) - julianday(started_at)) * 86400.0, 3), error,"
+    " pid, host, " ORCHESTRATE_SQL_LAST_SEEN ","
+    " (julianday('now') - julianday(" ORCHESTRATE_SQL_LAST_SEEN ")) * 86400.0,"
+    " round((julianday(" ORCHESTRATE_SQL_LAST_SEEN ") - julianday(started_at)) * 86400.0, 3),"
+    " resumed_count, recipe_path FROM runs ";
 
 std::string summary_query(const std::string& rest) { return kSummaryColumns + rest; }
 
@@ -78,6 +49,8 @@ bool parse_run_id(const std::string& text, std::int64_t& id) {
   return !text.empty() && error == std::errc() && stop == end;
 }
 
+std::string run_label(std::int64_t run_id) { return "run " + std::to_string(run_id); }
+
 }  // namespace
 
 const char* to_string(RunStatus status) {
@@ -86,147 +59,142 @@ const char* to_string(RunStatus status) {
     case RunStatus::finished: return "finished";
     case RunStatus::failed: return "failed";
     case RunStatus::interrupted: return "interrupted";
+    case RunStatus::lost: return "lost";
   }
   return "unknown";
 }
 
-// Holds the connection and its prepared statements, compiled once: parsing
-// SQL costs more than running these small statements.
-struct RunStore::Impl {
-  explicit Impl(const std::string& file_path)
-      : path(file_path),
-        db(open_database(file_path)),
-        insert_run(db,
-                   "INSERT INTO runs (name, status, recipe_path, resolved_recipe, orchestrate_version, torch_version,"
-                   " host, device, world_size, git_revision, started_at)"
-                   " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, " ORCHESTRATE_SQL_NOW ")"),
-        insert_plugin(db, "INSERT INTO run_plugins (run_id, name, version, library_path, sha256) VALUES (?, ?, ?, ?, ?)"),
-        insert_param(db, "INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)"),
-        insert_step(db,
-                    "INSERT INTO step_timings (run_id, step, epoch, images, data_wait_s, compute_s, sync_s,"
-                    " optimizer_s, total_s, loss, learning_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
-        insert_metric(db,
-                      "INSERT INTO metrics (run_id, step, epoch, name, value, recorded_at)"
-                      " VALUES (?, ?, ?, ?, ?, " ORCHESTRATE_SQL_NOW ")"),
-        insert_event(db, "INSERT INTO events (run_id, time, kind, message) VALUES (?, " ORCHESTRATE_SQL_NOW ", ?, ?)"),
-        select_status(db, "SELECT status FROM runs WHERE id = ?"),
-        update_ended(db, "UPDATE runs SET status = ?, error = ?, ended_at = " ORCHESTRATE_SQL_NOW " WHERE id = ?"),
-        // A negative LIMIT means no limit in SQLite.
-        select_runs(db, summary_query("ORDER BY id DESC LIMIT ?")),
-        select_run_by_id(db, summary_query("WHERE id = ?")),
-        select_newest_run_named(db, summary_query("WHERE name = ? ORDER BY id DESC LIMIT 1")),
-        select_final_metrics(db,
-                             "SELECT name, value FROM (SELECT name, value, row_number() OVER"
-                             " (PARTITION BY name ORDER BY step DESC, id DESC) AS recency"
-                             " FROM metrics WHERE run_id = ?) WHERE recency = 1"),
-        select_steps(db,
-                     "SELECT step, epoch, images, data_wait_s, compute_s, sync_s, optimizer_s, total_s, loss,"
-                     " learning_rate FROM step_timings WHERE run_id = ? ORDER BY step, rowid"),
-        select_recipe(db, "SELECT resolved_recipe FROM runs WHERE id = ?") {
-    pending_steps.reserve(kStepsPerTransaction);
-  }
+RunStore::Impl::Impl(const std::string& file_path)
+    : path(file_path),
+      host(this_host_name()),
+      db(open_database(file_path)),
+      insert_run(db,
+                 "INSERT INTO runs (name, status, recipe_path, resolved_recipe, orchestrate_version, torch_version,"
+                 " host, device, world_size, git_revision, started_at, pid, heartbeat_at)"
+                 " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, " ORCHESTRATE_SQL_NOW ", ?, " ORCHESTRATE_SQL_NOW ")"),
+      insert_plugin(db, "INSERT INTO run_plugins (run_id, name, version, library_path, sha256) VALUES (?, ?, ?, ?, ?)"),
+      insert_param(db, "INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)"),
+      insert_step(db,
+                  "INSERT INTO step_timings (run_id, step, epoch, images, data_wait_s, compute_s, sync_s,"
+                  " optimizer_s, total_s, loss, learning_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+      insert_metric(db, "INSERT INTO metrics (run_id, step, epoch, name, value, recorded_at) VALUES (?, ?, ?, ?, ?, ?)"),
+      insert_event(db, "INSERT INTO events (run_id, time, kind, message) VALUES (?, ?, ?, ?)"),
+      insert_checkpoint(db,
+                        "INSERT INTO checkpoints (run_id, step, epoch, path, bytes, created_at, metrics, reason)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+      delete_checkpoint(db, "DELETE FROM checkpoints WHERE run_id = ? AND path = ?"),
+      // Only a run still running beats: another process may have ended it.
+      beat(db, "UPDATE runs SET heartbeat_at = " ORCHESTRATE_SQL_NOW " WHERE id = ? AND status = 'running'"),
+      select_status(db, "SELECT status FROM runs WHERE id = ?"),
+      update_ended(db,
+                   "UPDATE runs SET status = ?, error = ?, ended_at = " ORCHESTRATE_SQL_NOW
+                   ", heartbeat_at = " ORCHESTRATE_SQL_NOW " WHERE id = ?"),
+      // A negative LIMIT means no limit in SQLite.
+      select_runs(db, summary_query("ORDER BY id DESC LIMIT ?")),
+      select_run_by_id(db, summary_query("WHERE id = ?")),
+      select_newest_run_named(db, summary_query("WHERE name = ? ORDER BY id DESC LIMIT 1")),
+      select_final_metrics(db,
+                           "SELECT name, value FROM (SELECT name, value, row_number() OVER"
+                           " (PARTITION BY name ORDER BY step DESC, id DESC) AS recency"
+                           " FROM metrics WHERE run_id = ?) WHERE recency = 1"),
+      select_steps(db,
+                   "SELECT step, epoch, images, data_wait_s, compute_s, sync_s, optimizer_s, total_s, loss,"
+                   " learning_rate FROM step_timings WHERE run_id = ? ORDER BY step, rowid"),
+      select_recipe(db, "SELECT resolved_recipe FROM runs WHERE id = ?") {
+  pending.steps.reserve(kStepsPerTransaction);
+}
 
-  // Buffered rows are written on the way out; a failure there can only be
-  // reported, since destructors must not throw.
-  ~Impl() {
-    try {
-      std::lock_guard lock(mutex);
-      write_pending_steps();
-    } catch (const std::exception& error) {
-      std::cerr << "orchestrate: " << error.what() << '\n';
-    } catch (...) {
-      std::cerr << "orchestrate: run store " << path << ": buffered step rows were lost\n";
-    }
-  }
-
-  // Runs `work` under the lock, turning SQLite failures into Errors that name
-  // the file and what was being done.
-  template <class Work>
-  auto locked(const std::string& doing, Work&& work) -> decltype(work()) {
-    std::lock_guard lock(mutex);
-    try {
-      return work();
-    } catch (const SQLite::Exception& error) {
-      throw_store_error(path, doing, error);
-    } catch (const std::filesystem::filesystem_error& error) {
-      throw_store_error(path, doing, error);
-    }
-  }
-
-  // Caller holds the lock.
-  void write_pending_steps() {
-    if (pending_steps.empty()) return;
-    try {
-      SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
-      for (const auto& [run_id, timing] : pending_steps) {
-        ResetOnExit reset(insert_step);
-        insert_step.bind(1, run_id);
-        insert_step.bind(2, timing.step);
-        insert_step.bind(3, timing.epoch);
-        insert_step.bind(4, timing.images);
-        bind_real(insert_step, 5, timing.data_wait_s);
-        bind_real(insert_step, 6, timing.compute_s);
-        bind_real(insert_step, 7, timing.sync_s);
-        bind_real(insert_step, 8, timing.optimizer_s);
-        bind_real(insert_step, 9, timing.total_s);
-        bind_real(insert_step, 10, timing.loss);
-        bind_real(insert_step, 11, timing.learning_rate);
-        insert_step.exec();
-      }
-      transaction.commit();
-      pending_steps.clear();
-    } catch (const SQLite::Exception& error) {
-      const std::string doing = "writing " + std::to_string(pending_steps.size()) + " step rows";
-      // A busy database may be free at the next try, so the rows are kept;
-      // any other failure would recur on every try, so they are dropped.
-      const int code = error.getErrorCode() & 0xff;
-      if (code != SQLITE_BUSY && code != SQLITE_LOCKED) pending_steps.clear();
-      throw_store_error(path, doing, error);
-    }
-  }
-
-  // The current row of a summary query, plus the run's final metrics.
-  RunSummary read_summary(SQLite::Statement& row) {
-    RunSummary summary;
-    summary.id = row.getColumn(0).getInt64();
-    summary.name = row.getColumn(1).getString();
-    summary.status = row.getColumn(2).getString();
-    summary.device = row.getColumn(3).getString();
-    summary.started_at = row.getColumn(4).getString();
-    summary.ended_at = row.getColumn(5).getString();
-    summary.duration_s = row.getColumn(6).getDouble();
-    summary.error = row.getColumn(7).getString();
-    return summary;
-  }
-
-  void add_final_metrics(RunSummary& summary) {
-    ResetOnExit reset(select_final_metrics);
-    select_final_metrics.bind(1, summary.id);
-    while (select_final_metrics.executeStep()) {
-      summary.final_metrics[select_final_metrics.getColumn(0).getString()] = real_column(select_final_metrics, 1);
-    }
-  }
-
-  // Runs `query` (its parameters already bound) and returns the summaries of its rows.
-  std::vector<RunSummary> read_summaries(SQLite::Statement& query) {
-    std::vector<RunSummary> summaries;
+// The thread goes first, so nothing writes while the rest is torn down.
+// Buffered rows are written on the way out; a failure there can only be
+// reported, since destructors must not throw.
+RunStore::Impl::~Impl() {
+  background_flush.stop();
+  std::size_t rows = 0;
+  try {
+    std::lock_guard lock(db_mutex);
     {
-      ResetOnExit reset(query);
-      while (query.executeStep()) summaries.push_back(read_summary(query));
+      std::lock_guard buffer_lock(buffer_mutex);
+      rows = pending.size();
     }
-    for (RunSummary& summary : summaries) add_final_metrics(summary);
-    return summaries;
+    note_written(write_pending());
+  } catch (const std::exception& error) {
+    std::cerr << "orchestrate: run store " << path << ": " << rows << " buffered rows were lost: " << error.what()
+              << '\n';
+  } catch (...) {
+    std::cerr << "orchestrate: run store " << path << ": " << rows << " buffered rows were lost\n";
   }
+}
 
-  std::string path;
-  SQLite::Database db;
-  SQLite::Statement insert_run, insert_plugin, insert_param, insert_step, insert_metric, insert_event;
-  SQLite::Statement select_status, update_ended;
-  SQLite::Statement select_runs, select_run_by_id, select_newest_run_named, select_final_metrics;
-  SQLite::Statement select_steps, select_recipe;
-  std::vector<std::pair<std::int64_t, StepTiming>> pending_steps;  // (run id, timing), not yet written
-  std::mutex mutex;  // a store may be shared by the training loop and hook threads
-};
+double RunStore::Impl::staleness_limit() const {
+  return staleness_limit_s(std::chrono::duration<double>(flush_interval_s.load()));
+}
+
+void RunStore::Impl::start_beating(std::int64_t run_id) {
+  {
+    std::lock_guard lock(db_mutex);
+    if (std::find(active_runs.begin(), active_runs.end(), run_id) == active_runs.end()) active_runs.push_back(run_id);
+  }
+  background_flush.start(beat_period(std::chrono::duration<double>(flush_interval_s.load())));
+}
+
+bool RunStore::Impl::read_stored_run(std::int64_t run_id, StoredRun& run) {
+  SQLite::Statement query(db,
+                          "SELECT status, host, pid, " ORCHESTRATE_SQL_LAST_SEEN ", (julianday('now') - julianday("
+                          ORCHESTRATE_SQL_LAST_SEEN ")) * 86400.0 FROM runs WHERE id = ?");
+  query.bind(1, run_id);
+  if (!query.executeStep()) return false;
+  run.status = query.getColumn(0).getString();
+  run.host = query.getColumn(1).getString();
+  run.pid = query.getColumn(2).getInt64();
+  run.last_seen_at = query.getColumn(3).getString();
+  const RunPulse pulse{run.host, run.pid, query.getColumn(4).getDouble()};
+  run.lost = run.status == to_string(RunStatus::running) && run_is_lost(pulse, host, staleness_limit());
+  return true;
+}
+
+// The current row of a summary query. A run stored as running whose process
+// is gone reads as lost, its duration ending when it was last seen.
+RunSummary RunStore::Impl::read_summary(SQLite::Statement& row) {
+  RunSummary summary;
+  summary.id = row.getColumn(0).getInt64();
+  summary.name = row.getColumn(1).getString();
+  summary.status = row.getColumn(2).getString();
+  summary.device = row.getColumn(3).getString();
+  summary.started_at = row.getColumn(4).getString();
+  summary.ended_at = row.getColumn(5).getString();
+  summary.duration_s = row.getColumn(6).getDouble();
+  summary.error = row.getColumn(7).getString();
+  summary.pid = row.getColumn(8).getInt64();
+  summary.host = row.getColumn(9).getString();
+  summary.last_seen_at = row.getColumn(10).getString();
+  summary.resumed_count = row.getColumn(13).getInt64();
+  summary.recipe_path = row.getColumn(14).getString();
+  const RunPulse pulse{summary.host, summary.pid, row.getColumn(11).getDouble()};
+  if (summary.status == to_string(RunStatus::running) && run_is_lost(pulse, host, staleness_limit())) {
+    summary.status = to_string(RunStatus::lost);
+    summary.duration_s = row.getColumn(12).getDouble();
+  }
+  return summary;
+}
+
+void RunStore::Impl::add_final_metrics(RunSummary& summary) {
+  ResetOnExit reset(select_final_metrics);
+  select_final_metrics.bind(1, summary.id);
+  while (select_final_metrics.executeStep()) {
+    summary.final_metrics[select_final_metrics.getColumn(0).getString()] = real_column(select_final_metrics, 1);
+  }
+}
+
+// Runs `query` (its parameters already bound) and returns the summaries of its rows.
+std::vector<RunSummary> RunStore::Impl::read_summaries(SQLite::Statement& query) {
+  std::vector<RunSummary> summaries;
+  {
+    ResetOnExit reset(query);
+    while (query.executeStep()) summaries.push_back(read_summary(query));
+  }
+  for (RunSummary& summary : summaries) add_final_metrics(summary);
+  return summaries;
+}
 
 std::string RunStore::default_path() {
   const char* from_environment = std::getenv("ORCHESTRATE_DB");
@@ -244,7 +212,7 @@ RunStore::RunStore(const std::string& path) {
   }
 }
 
-RunStore::~RunStore() = default;  // Impl's destructor flushes
+RunStore::~RunStore() = default;  // Impl's destructor stops the thread and flushes
 RunStore::RunStore(RunStore&&) noexcept = default;
 RunStore& RunStore::operator=(RunStore&&) noexcept = default;
 
@@ -252,7 +220,8 @@ const std::string& RunStore::path() const { return impl_->path; }
 
 std::int64_t RunStore::begin_run(const RunRecord& run) {
   Impl& s = *impl_;
-  return s.locked("recording the start of run '" + run.name + "'", [&] {
+  std::lock_guard lifecycle(s.lifecycle_mutex);
+  const std::int64_t run_id = s.locked("recording the start of run '" + run.name + "'", [&] {
     SQLite::Transaction transaction(s.db, SQLite::TransactionBehavior::IMMEDIATE);
     {
       ResetOnExit reset(s.insert_run);
@@ -265,12 +234,13 @@ std::int64_t RunStore::begin_run(const RunRecord& run) {
       s.insert_run.bind(7, run.device);
       s.insert_run.bind(8, run.world_size);
       s.insert_run.bind(9, run.git_revision);
+      s.insert_run.bind(10, static_cast<std::int64_t>(::getpid()));
       s.insert_run.exec();
     }
-    const std::int64_t run_id = s.db.getLastInsertRowid();
+    const std::int64_t id = s.db.getLastInsertRowid();
     for (const PluginRecord& plugin : run.plugins) {
       ResetOnExit reset(s.insert_plugin);
-      s.insert_plugin.bind(1, run_id);
+      s.insert_plugin.bind(1, id);
       s.insert_plugin.bind(2, plugin.name);
       s.insert_plugin.bind(3, plugin.version);
       s.insert_plugin.bind(4, plugin.library_path);
@@ -279,69 +249,83 @@ std::int64_t RunStore::begin_run(const RunRecord& run) {
     }
     for (const auto& [key, value] : run.params) {
       ResetOnExit reset(s.insert_param);
-      s.insert_param.bind(1, run_id);
+      s.insert_param.bind(1, id);
       s.insert_param.bind(2, key);
       s.insert_param.bind(3, value);
       s.insert_param.exec();
     }
     transaction.commit();
-    return run_id;
+    return id;
   });
+  s.start_beating(run_id);
+  return run_id;
 }
 
-void RunStore::record_step(std::int64_t run_id, const StepTiming& timing) {
-  Impl& s = *impl_;
-  std::lock_guard lock(s.mutex);
-  s.pending_steps.emplace_back(run_id, timing);
-  if (s.pending_steps.size() >= kStepsPerTransaction) s.write_pending_steps();
+namespace {
+
+// Deletes the rows of `table` that a resumed run records again; returns how many went.
+int delete_after_step(SQLite::Database& db, const char* table, std::int64_t run_id, std::int64_t from_step) {
+  SQLite::Statement remove(db, std::string("DELETE FROM ") + table + " WHERE run_id = ? AND step > ?");
+  remove.bind(1, run_id);
+  remove.bind(2, from_step);
+  return remove.exec();
 }
 
-void RunStore::record_metric(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const std::string& name,
-                             double value) {
+}  // namespace
+
+void RunStore::resume_run(std::int64_t run_id, std::int64_t from_step, const std::string& message) {
   Impl& s = *impl_;
-  s.locked("recording metric '" + name + "' of run " + std::to_string(run_id), [&] {
-    // Every write takes the write lock up front (IMMEDIATE), so it waits for
-    // another process's write instead of failing on a stale read snapshot.
+  const std::string run = run_label(run_id);
+  std::lock_guard lifecycle(s.lifecycle_mutex);
+  s.locked("resuming " + run, [&] {
+    // Checked and changed in one write transaction, so two processes cannot both resume it.
     SQLite::Transaction transaction(s.db, SQLite::TransactionBehavior::IMMEDIATE);
-    ResetOnExit reset(s.insert_metric);
-    s.insert_metric.bind(1, run_id);
-    s.insert_metric.bind(2, step);
-    s.insert_metric.bind(3, epoch);
-    s.insert_metric.bind(4, name);
-    bind_real(s.insert_metric, 5, value);
-    s.insert_metric.exec();
-    transaction.commit();
-  });
-}
+    Impl::StoredRun stored;
+    if (!s.read_stored_run(run_id, stored)) {
+      throw Error("run store " + s.path + ": no " + run + " to resume; `orchestrate runs` lists the runs");
+    }
+    if (stored.status == to_string(RunStatus::running) && !stored.lost) {
+      throw Error("run store " + s.path + ": " + run + " is still running (pid " + std::to_string(stored.pid) +
+                  " on " + (stored.host.empty() ? std::string("an unknown host") : stored.host) + ", last seen " +
+                  stored.last_seen_at + "); stop that process first, or wait until `orchestrate runs` shows it lost");
+    }
+    const int steps = delete_after_step(s.db, "step_timings", run_id, from_step);
+    const int metrics = delete_after_step(s.db, "metrics", run_id, from_step);
+    const int checkpoints = delete_after_step(s.db, "checkpoints", run_id, from_step);
 
-void RunStore::record_event(std::int64_t run_id, const std::string& kind, const std::string& message) {
-  Impl& s = *impl_;
-  s.locked("recording a '" + kind + "' event of run " + std::to_string(run_id), [&] {
-    SQLite::Transaction transaction(s.db, SQLite::TransactionBehavior::IMMEDIATE);
+    SQLite::Statement take_up(s.db,
+                              "UPDATE runs SET status = 'running', ended_at = NULL, error = '', pid = ?,"
+                              " host = coalesce(nullif(?, ''), host), heartbeat_at = " ORCHESTRATE_SQL_NOW
+                              ", resumed_count = resumed_count + 1 WHERE id = ?");
+    take_up.bind(1, static_cast<std::int64_t>(::getpid()));
+    take_up.bind(2, s.host);  // it may resume on another machine than it started on
+    take_up.bind(3, run_id);
+    take_up.exec();
+
+    std::string said = message.empty() ? "" : message + "; ";
+    said += "discarded " + std::to_string(steps) + " step rows, " + std::to_string(metrics) + " metric values and " +
+            std::to_string(checkpoints) + " checkpoint records after step " + std::to_string(from_step) +
+            " (was " + (stored.lost ? "lost" : stored.status) + ")";
     ResetOnExit reset(s.insert_event);
     s.insert_event.bind(1, run_id);
-    s.insert_event.bind(2, kind);
-    s.insert_event.bind(3, message);
+    s.insert_event.bind(2, utc_now_iso());
+    s.insert_event.bind(3, "resume");
+    s.insert_event.bind(4, said);
     s.insert_event.exec();
     transaction.commit();
   });
-}
-
-void RunStore::flush() {
-  Impl& s = *impl_;
-  std::lock_guard lock(s.mutex);
-  s.write_pending_steps();
+  s.start_beating(run_id);
 }
 
 void RunStore::finish_run(std::int64_t run_id, RunStatus status, const std::string& error) {
   Impl& s = *impl_;
-  const std::string run = "run " + std::to_string(run_id);
-  if (status == RunStatus::running) {
-    throw Error("run store " + s.path + ": cannot finish " + run + " with status running; " +
+  const std::string run = run_label(run_id);
+  if (status == RunStatus::running || status == RunStatus::lost) {
+    throw Error("run store " + s.path + ": cannot finish " + run + " with status " + to_string(status) + "; " +
                 "pass finished, failed or interrupted");
   }
-  s.locked("ending " + run, [&] {
-    s.write_pending_steps();
+  // Ends the run; a failed try leaves everything as it was, so it can be retried.
+  auto end_run = [&] {
     SQLite::Transaction transaction(s.db, SQLite::TransactionBehavior::IMMEDIATE);
     {
       ResetOnExit reset(s.select_status);
@@ -361,7 +345,19 @@ void RunStore::finish_run(std::int64_t run_id, RunStatus status, const std::stri
     s.update_ended.bind(3, run_id);
     s.update_ended.exec();
     transaction.commit();
+  };
+
+  std::lock_guard lifecycle(s.lifecycle_mutex);
+  const bool none_left = s.locked("ending " + run, [&] {
+    s.retry_while_busy(kFinishRetryLimit, [&] {
+      s.note_written(s.write_pending());
+      end_run();
+    });
+    s.active_runs.erase(std::remove(s.active_runs.begin(), s.active_runs.end(), run_id), s.active_runs.end());
+    return s.active_runs.empty();
   });
+  // Outside db_mutex: the thread may be waiting for it to finish its flush.
+  if (none_left) s.background_flush.stop();
 }
 
 std::vector<RunSummary> RunStore::list_runs(std::size_t limit) const {
@@ -390,7 +386,7 @@ std::optional<RunSummary> RunStore::find_run(const std::string& id_or_name) cons
 
 std::vector<StepTiming> RunStore::step_timings(std::int64_t run_id) const {
   Impl& s = *impl_;
-  return s.locked("reading the step timings of run " + std::to_string(run_id), [&] {
+  return s.locked("reading the step timings of " + run_label(run_id), [&] {
     std::vector<StepTiming> timings;
     ResetOnExit reset(s.select_steps);
     s.select_steps.bind(1, run_id);
@@ -414,7 +410,7 @@ std::vector<StepTiming> RunStore::step_timings(std::int64_t run_id) const {
 
 std::string RunStore::resolved_recipe(std::int64_t run_id) const {
   Impl& s = *impl_;
-  const std::string run = "run " + std::to_string(run_id);
+  const std::string run = run_label(run_id);
   return s.locked("reading the recipe of " + run, [&] {
     ResetOnExit reset(s.select_recipe);
     s.select_recipe.bind(1, run_id);

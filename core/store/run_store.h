@@ -1,14 +1,28 @@
 // The run store: every run, its resolved recipe, plugins, parameters,
-// metrics, per-step timings and events, in one SQLite file, so runs can be
-// listed, compared and reported on after the fact.
+// metrics, per-step timings, events, checkpoints and transfer-learning
+// tensors, in one SQLite file, so runs can be listed, compared, reported on
+// and resumed after the fact.
 //
 // Schema: share/sql/run_store.sql (embedded at build time). Several processes
 // may write the same file at once (WAL journal, busy timeout, every write in a
 // BEGIN IMMEDIATE transaction). Every failure is an orchestrate::Error whose
-// message names the database file. One RunStore may be shared by threads (a
-// mutex guards it); a moved-from RunStore may only be destroyed or assigned.
+// message names the database file. One RunStore may be shared by threads
+// (mutexes guard it); a moved-from RunStore may only be destroyed or assigned.
+//
+// Crash safety. While a run of this process is running, a background thread
+// of the store writes buffered rows and records a heartbeat at least every
+// flush interval, so a run that dies loses at most one interval of steps, and
+// readers can tell it died: a run still marked running whose process is gone
+// (same host) or whose heartbeat is stale is reported with status "lost".
+// The write paths training uses (record_step, record_metric, record_event,
+// record_checkpoint, forget_checkpoint, flush) never throw for a busy or
+// briefly failing database: the rows stay buffered, one warning goes to
+// stderr, and they are written, in order, at a later flush (the background
+// one, at the latest). A failure that cannot heal (a constraint, such as an
+// unknown run id) still throws, and drops the row that caused it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -19,7 +33,9 @@
 
 namespace orchestrate {
 
-enum class RunStatus { running, finished, failed, interrupted };
+// `lost` is never stored: reads report it for a run stored as running whose
+// process is gone (see run_liveness.h).
+enum class RunStatus { running, finished, failed, interrupted, lost };
 const char* to_string(RunStatus status);
 
 struct PluginRecord {
@@ -45,11 +61,38 @@ struct StepTiming {
 
 struct RunSummary {
   std::int64_t id = 0;
-  std::string name, status, device;
-  std::string started_at, ended_at;  // ISO-8601 UTC ("2025-01-31T12:00:00.123Z"); ended_at "" while running
-  double duration_s = 0;             // ended_at - started_at; time so far while running
+  std::string name, status, device;  // status: to_string() of a RunStatus, "lost" included
+  std::string started_at, ended_at;  // ISO-8601 UTC ("2025-01-31T12:00:00.123Z"); ended_at "" while running or lost
+  double duration_s = 0;  // ended_at - started_at; time so far while running; last_seen_at - started_at when lost
   std::map<std::string, double> final_metrics;  // last value (highest step) of each metric
   std::string error;                            // why a run failed; "" otherwise
+  std::string last_seen_at;       // its last heartbeat (its start if it never beat); ISO-8601 UTC
+  std::int64_t pid = 0;           // the process that trains (or trained) it; 0 if unknown
+  std::string host;               // the machine that process runs on
+  std::int64_t resumed_count = 0;  // times it was resumed from a checkpoint
+  std::string recipe_path;         // the recipe file as given to `orchestrate run`
+};
+
+// A checkpoint file written for a run.
+struct CheckpointRecord {
+  std::int64_t run_id = 0, step = 0, epoch = 0, bytes = 0;
+  std::string path;
+  std::string created_at;  // ISO-8601 UTC; record_checkpoint fills in now when empty
+  std::string reason;      // interval, epoch, time, end or signal
+  std::map<std::string, double> metrics;  // the run's metrics when it was written; non-finite reads back as NaN
+};
+
+// What transfer learning did with one tensor of the model.
+struct TensorRecord {
+  std::string name, shape /*e.g. "[64, 3, 7, 7]"*/, action, detail;
+};
+// The actions record_tensors accepts.
+inline constexpr const char* kTensorActions[] = {"loaded", "excluded", "frozen", "missing", "unexpected",
+                                                 "mismatched"};
+
+struct EventRecord {
+  std::string time;  // ISO-8601 UTC, when it was recorded
+  std::string kind, message;
 };
 
 class RunStore {
@@ -61,7 +104,7 @@ class RunStore {
   // schema up to date. Refuses, with an Error naming the path, a file that is
   // not an orchestrate run store or one written by a newer orchestrate.
   explicit RunStore(const std::string& path);
-  ~RunStore();  // flushes buffered steps; never throws (a failure is reported on stderr)
+  ~RunStore();  // stops the background thread, writes buffered rows; never throws (a failure goes to stderr)
   RunStore(RunStore&&) noexcept;
   RunStore& operator=(RunStore&&) noexcept;
   RunStore(const RunStore&) = delete;
@@ -69,27 +112,60 @@ class RunStore {
 
   const std::string& path() const;
 
-  // Inserts the run (status running, started_at now) with its plugins and
-  // params, in one transaction; returns its id.
+  // How often, at the latest, buffered rows are written and running runs of
+  // this process beat (default kDefaultFlushInterval; beats come at least
+  // every 10 s whatever it is); may be changed during a run. Readers report a
+  // run as lost after staleness_limit_s(their flush interval) without a beat
+  // (run_liveness.h). Throws unless 0 < interval <= 1 day.
+  static constexpr std::chrono::duration<double> kDefaultFlushInterval{10.0};
+  void set_flush_interval(std::chrono::duration<double> interval);
+  // How long a write waits for another process's lock before it counts as
+  // busy (default 5 s).
+  void set_busy_timeout(std::chrono::milliseconds timeout);
+
+  // Inserts the run (status running, started_at and heartbeat now, pid this
+  // process) with its plugins and params, in one transaction; returns its id.
+  // Starts the background flush and heartbeat.
   std::int64_t begin_run(const RunRecord& run);
 
-  // Buffered in memory and written in one transaction per 200 rows, or on
-  // flush()/finish_run()/destruction: a step costs a few microseconds, not a
-  // disk commit. Buffered rows are not visible to readers until written.
+  // Takes up an ended or lost run again from its checkpoint at `from_step`,
+  // in one transaction: status running, ended_at and error cleared, pid, host
+  // and heartbeat those of this process, resumed_count + 1; the run's step
+  // timings, metrics and checkpoints after `from_step` are deleted (the
+  // resumed run does those steps again), and an event of kind "resume" says
+  // `message` and how many rows went. Throws for an unknown run and for a run
+  // that is running and not lost (another process still trains it).
+  void resume_run(std::int64_t run_id, std::int64_t from_step, const std::string& message);
+
+  // Buffered in memory and written in one transaction per 200 rows, at least
+  // once per flush interval, or on flush()/finish_run()/destruction: a step
+  // costs a few microseconds, not a disk commit. Buffered rows are not
+  // visible to readers until written.
   void record_step(std::int64_t run_id, const StepTiming& timing);
 
-  // Written immediately: metrics and events are rare.
+  // Written at once, with every buffered row before them (so a reader sees
+  // each step up to a checkpoint with it), unless the database is busy (see
+  // the top of this file). Their times are those of the call.
   void record_metric(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const std::string& name,
                      double value);
   void record_event(std::int64_t run_id, const std::string& kind, const std::string& message);
+  void record_checkpoint(const CheckpointRecord& checkpoint);
+  // Deletes the record of a checkpoint file that was pruned; none is fine.
+  void forget_checkpoint(std::int64_t run_id, const std::string& path);
 
-  // Writes the buffered step rows.
+  // Replaces what is recorded about the run's tensors, in one transaction.
+  // Throws for an action not in kTensorActions.
+  void record_tensors(std::int64_t run_id, const std::vector<TensorRecord>& tensors);
+
+  // Writes every buffered row now (a busy database keeps them buffered).
   void flush();
 
-  // Flushes, then ends a running run: status becomes `status` (finished,
-  // failed or interrupted), ended_at now. Throws for an unknown run, for
-  // status running, and for a run that has already ended (an ended run's
-  // status is final).
+  // Writes every buffered row, then ends a running run: status becomes
+  // `status` (finished, failed or interrupted), ended_at now. A busy database
+  // is retried for up to 30 s before this throws. Throws for an unknown run,
+  // for status running or lost, and for a run that has already ended (an
+  // ended run's status is final). The background thread stops with the last
+  // running run of this store.
   void finish_run(std::int64_t run_id, RunStatus status, const std::string& error = "");
 
   std::vector<RunSummary> list_runs(std::size_t limit = 0) const;  // newest first; 0 = all
@@ -98,6 +174,9 @@ class RunStore {
   std::optional<RunSummary> find_run(const std::string& id_or_name) const;
   std::vector<StepTiming> step_timings(std::int64_t run_id) const;  // ordered by step
   std::string resolved_recipe(std::int64_t run_id) const;            // throws for an unknown run
+  std::vector<CheckpointRecord> checkpoints(std::int64_t run_id) const;  // oldest (lowest step) first
+  std::vector<TensorRecord> tensors(std::int64_t run_id) const;          // in the order recorded
+  std::vector<EventRecord> events(std::int64_t run_id) const;            // in the order recorded
 
  private:
   struct Impl;  // keeps SQLiteCpp out of this header

@@ -1,9 +1,13 @@
 #include "run_store_schema.h"
 
 #include <charconv>
+#include <chrono>
+#include <thread>
 
 #include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
+#include <sqlite3.h>
 
 #include "orchestrate/error.h"
 #include "run_store_sql.h"  // generated from share/sql/run_store.sql: kRunStoreSql
@@ -12,6 +16,8 @@ namespace orchestrate {
 namespace {
 
 constexpr std::string_view kMarker = "-- migration:";
+// As long as a write waits for another process's lock (the store's default busy timeout).
+constexpr std::chrono::seconds kJournalSwitchTimeout{5};
 
 // The number after the marker, or 0 when `line` is not a marker line.
 int migration_number(std::string_view line) {
@@ -34,15 +40,42 @@ struct StoreIdentity {
   bool has_tables = false;
 };
 
+// One statement, so one snapshot: read one by one, a migration another
+// process commits in between would show tables without our application id,
+// which looks like another application's database.
 StoreIdentity read_identity(SQLite::Database& db) {
+  SQLite::Statement query(db,
+                          "SELECT (SELECT application_id FROM pragma_application_id),"
+                          " (SELECT user_version FROM pragma_user_version),"
+                          " (SELECT count(*) FROM sqlite_master)");
+  query.executeStep();
   StoreIdentity identity;
-  identity.application_id = db.execAndGet("PRAGMA application_id").getInt();
-  identity.schema_version = db.execAndGet("PRAGMA user_version").getInt();
-  identity.has_tables = db.execAndGet("SELECT count(*) FROM sqlite_master").getInt() > 0;
+  identity.application_id = query.getColumn(0).getInt();
+  identity.schema_version = query.getColumn(1).getInt();
+  identity.has_tables = query.getColumn(2).getInt() > 0;
   return identity;
 }
 
-void check_identity(const StoreIdentity& identity, const std::string& path) {
+// Switching a new file to WAL takes an exclusive lock, and SQLite answers
+// SQLITE_BUSY at once, without waiting the busy timeout, while another
+// process opening the same new file holds a lock; so the switch is retried.
+// A file already in WAL needs no lock at all.
+void use_write_ahead_log(SQLite::Database& db) {
+  if (db.execAndGet("PRAGMA journal_mode").getString() == "wal") return;
+  const auto give_up_at = std::chrono::steady_clock::now() + kJournalSwitchTimeout;
+  for (;;) {
+    try {
+      db.exec("PRAGMA journal_mode = WAL");
+      return;
+    } catch (const SQLite::Exception& error) {
+      if ((error.getErrorCode() & 0xff) != SQLITE_BUSY || std::chrono::steady_clock::now() >= give_up_at) throw;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+}
+
+// Returns `identity` when it is acceptable.
+const StoreIdentity& check_identity(const StoreIdentity& identity, const std::string& path) {
   const bool empty = identity.application_id == 0 && !identity.has_tables;
   if (identity.application_id != kRunStoreApplicationId && !empty) {
     throw Error(path + " is a SQLite database of another application, not an orchestrate run store; " +
@@ -53,6 +86,7 @@ void check_identity(const StoreIdentity& identity, const std::string& path) {
                 ", newer than this orchestrate understands (" + std::to_string(latest_schema_version()) +
                 "); use a newer orchestrate or set ORCHESTRATE_DB to another file");
   }
+  return identity;
 }
 
 }  // namespace
@@ -86,14 +120,17 @@ int latest_schema_version() {
 void prepare_run_store_schema(SQLite::Database& db, const std::string& path) {
   // Checked before anything is written, so another application's file is
   // left exactly as it was.
-  check_identity(read_identity(db), path);
+  const StoreIdentity found = check_identity(read_identity(db), path);
 
   // WAL lets readers (`orchestrate runs`) work while a run writes; NORMAL
   // sync is safe in WAL (a power cut may lose the last commits, never
   // corrupt the file) and saves an fsync per commit.
-  db.exec("PRAGMA journal_mode = WAL");
+  use_write_ahead_log(db);
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
+  // Up to date: no write lock is taken, so `orchestrate runs` opens a store
+  // while another process holds a long write transaction.
+  if (found.schema_version == latest_schema_version()) return;
 
   SQLite::Transaction transaction(db, SQLite::TransactionBehavior::IMMEDIATE);
   // Read again under the write lock: another process may have migrated the

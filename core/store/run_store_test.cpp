@@ -15,55 +15,15 @@
 
 #include "orchestrate/error.h"
 #include "run_store_schema.h"
+#include "run_store_test_support.h"
 #include "scratch_dir.h"
 
 namespace orchestrate {
+using testing::error_message_of;
+using testing::sample_run;
 using testing::ScratchDir;
+using testing::step_number;
 namespace {
-
-RunRecord sample_run(const std::string& name = "resnet50_lars") {
-  RunRecord run;
-  run.name = name;
-  run.recipe_path = "recipes/resnet50_32k_lars.toml";
-  run.resolved_recipe = "[run]\nname = \"resnet50_lars\"\n\n[optimizer]\nplugin = \"lars\"\nlr = 0.2\n";
-  run.orchestrate_version = "0.1.0";
-  run.torch_version = "2.11.0";
-  run.host = "node7";
-  run.device = "cuda:0";
-  run.git_revision = "c99775a";
-  run.world_size = 8;
-  run.plugins = {{"lars", "1.0.0", "/opt/orchestrate/plugins/liblars.so", "ab12"},
-                 {"resnet", "2.1.0", "/opt/orchestrate/plugins/libresnet.so", ""}};
-  run.params = {{"optimizer.lr", "0.2"}, {"data.batch_size", "256"}};
-  return run;
-}
-
-StepTiming step_number(std::int64_t step) {
-  StepTiming timing;
-  timing.step = step;
-  timing.epoch = step / 100;
-  timing.images = 256;
-  timing.data_wait_s = 0.001 * static_cast<double>(step % 7);
-  timing.compute_s = 0.006;
-  timing.sync_s = 0.002;
-  timing.optimizer_s = 0.001;
-  timing.total_s = 0.01 + 0.0001 * static_cast<double>(step);
-  timing.loss = 2.5 - 0.001 * static_cast<double>(step);
-  timing.learning_rate = 0.1;
-  return timing;
-}
-
-// Runs `work`, expecting an orchestrate::Error, and returns its message.
-template <class Work>
-std::string error_message_of(Work&& work) {
-  try {
-    work();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected an orchestrate::Error";
-  return "";
-}
 
 TEST(RunStoreTest, RoundTripsARunWithStepsMetricsAndEvents) {
   ScratchDir dir;
@@ -254,6 +214,7 @@ TEST(RunStoreTest, StatusNamesMatchTheSchema) {
   EXPECT_STREQ(to_string(RunStatus::finished), "finished");
   EXPECT_STREQ(to_string(RunStatus::failed), "failed");
   EXPECT_STREQ(to_string(RunStatus::interrupted), "interrupted");
+  EXPECT_STREQ(to_string(RunStatus::lost), "lost");  // read-time only, not in the schema's CHECK
 }
 
 TEST(RunStoreTest, FindsRunsByIdOrNewestWithAName) {
@@ -443,6 +404,49 @@ TEST(RunStoreTest, TwoProcessesCanWriteTheSameFile) {
   for (const RunSummary& run : runs) {
     EXPECT_EQ(run.status, "finished");
     EXPECT_EQ(store.step_timings(run.id).size(), static_cast<std::size_t>(kStepsPerRun)) << run.name << " " << run.id;
+  }
+}
+
+// A sweep starts several runs at once on a store that does not exist yet.
+// Creating the file, switching it to WAL and migrating it must let every
+// process in, never refuse one as "locked" or "another application's".
+TEST(RunStoreTest, ProcessesOpeningANewFileTogetherAllGetIn) {
+  constexpr int kRounds = 20, kProcesses = 4;
+  for (int round = 0; round < kRounds; ++round) {
+    ScratchDir dir;
+    const std::string path = dir.file("new.db");
+    // The children wait at this pipe until the parent closes it, so they open at the same moment.
+    int start[2];
+    ASSERT_EQ(::pipe(start), 0);
+    std::vector<pid_t> children;
+    for (int p = 0; p < kProcesses; ++p) {
+      const pid_t child = ::fork();
+      ASSERT_NE(child, -1);
+      if (child == 0) {
+        ::close(start[1]);
+        char byte = 0;
+        while (::read(start[0], &byte, 1) > 0) {
+        }
+        int status = 0;
+        try {
+          RunStore store(path);
+          store.finish_run(store.begin_run(sample_run("together")), RunStatus::finished);
+        } catch (const std::exception& error) {
+          std::cerr << "child: " << error.what() << '\n';
+          status = 1;
+        }
+        ::_exit(status);
+      }
+      children.push_back(child);
+    }
+    ::close(start[0]);
+    ::close(start[1]);  // every child's read ends: go
+    for (const pid_t child : children) {
+      int status = 0;
+      ASSERT_EQ(::waitpid(child, &status, 0), child);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    EXPECT_EQ(RunStore(path).list_runs().size(), static_cast<std::size_t>(kProcesses));
   }
 }
 

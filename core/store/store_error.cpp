@@ -14,7 +14,7 @@ std::string advice_for(int primary_code) {
   switch (primary_code) {
     case SQLITE_BUSY:
     case SQLITE_LOCKED:
-      return "another process kept the database locked for more than 5 s; retry, or use another file";
+      return "another process kept the database locked past the busy timeout; retry, or use another file";
     case SQLITE_READONLY:
     case SQLITE_CANTOPEN:
     case SQLITE_PERM:

@@ -84,3 +84,41 @@ CREATE TABLE events (
   message TEXT    NOT NULL
 );
 CREATE INDEX events_by_run ON events (run_id);
+
+-- migration: 2
+-- Checkpoints, resume and crash detection.
+
+-- Who is writing a running run and when it was last heard from. A run whose
+-- status says 'running' but whose process is gone (same host, pid not alive)
+-- or whose heartbeat is stale is reported as "lost" by every read; "lost" is
+-- derived, never stored, so the status CHECK of migration 1 stays as it is.
+ALTER TABLE runs ADD COLUMN pid           INTEGER NOT NULL DEFAULT 0;  -- 0: unknown (rows older than migration 2)
+ALTER TABLE runs ADD COLUMN heartbeat_at  TEXT;                        -- ISO-8601 UTC with milliseconds; NULL: never
+ALTER TABLE runs ADD COLUMN resumed_count INTEGER NOT NULL DEFAULT 0;  -- times the run was resumed from a checkpoint
+
+CREATE TABLE checkpoints (
+  id         INTEGER PRIMARY KEY,  -- orders two checkpoints of the same step
+  run_id     INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  step       INTEGER NOT NULL,
+  epoch      INTEGER NOT NULL,
+  path       TEXT    NOT NULL,
+  bytes      INTEGER NOT NULL DEFAULT 0,
+  created_at TEXT    NOT NULL,                -- ISO-8601 UTC with milliseconds
+  metrics    TEXT    NOT NULL DEFAULT '{}',   -- JSON object: metric name -> number (null for NaN)
+  reason     TEXT    NOT NULL DEFAULT ''      -- interval, epoch, time, end or signal; no CHECK, so a new
+                                              -- reason needs no migration
+);
+-- Serves "checkpoints of a run, oldest first" and resume's "steps after N".
+CREATE INDEX checkpoints_by_run ON checkpoints (run_id, step);
+
+-- What transfer learning did with each tensor: loaded, excluded, frozen,
+-- missing, unexpected or mismatched (checked by the store, not by a CHECK,
+-- for the same reason as checkpoints.reason).
+CREATE TABLE run_tensors (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  name   TEXT    NOT NULL,
+  shape  TEXT    NOT NULL DEFAULT '',  -- e.g. "[64, 3, 7, 7]"
+  action TEXT    NOT NULL,
+  detail TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX run_tensors_by_run ON run_tensors (run_id);

@@ -41,7 +41,7 @@ size_t line_count(const std::string& text) {
 TEST(Cli, VersionAndHelp) {
   auto version = run_orchestrate("--version");
   EXPECT_EQ(version.exit_code, 0);
-  EXPECT_NE(version.output.find("LibTorch 2.11.0, plugin API 2"), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("LibTorch 2.11.0, plugin API 3"), std::string::npos) << version.output;
   for (const char* command : {"run", "plugins", "describe", "runs", "report"}) {
     auto help = run_orchestrate(std::string(command) + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;
@@ -140,7 +140,7 @@ TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
   auto result = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/future_api");
   EXPECT_EQ(result.exit_code, 3);
   EXPECT_EQ(line_count(result.output), 1u) << result.output;
-  EXPECT_NE(result.output.find("liborchestrate_future_api.so: plugin API version 999, but this orchestrate needs 2; "
+  EXPECT_NE(result.output.find("liborchestrate_future_api.so: plugin API version 999, but this orchestrate needs 3; "
                                "rebuild the plugin against orchestrate 0.1.0"),
             std::string::npos)
       << result.output;

@@ -62,6 +62,14 @@ struct WrapperRules {
   std::function<std::int64_t(const Params&)> micro_batches;
 };
 
+// Declared by a model at registration, read by the host before it builds anything.
+struct ModelMeta {
+  // Glob over parameter names matching the classifier head, the layer whose
+  // shape depends on num_classes (MoXing's default_logits_pattern): "fc.*".
+  // Transfer learning excludes it by name with `exclude = ["@logits"]`.
+  std::string logits_pattern;
+};
+
 // What every entry has, whatever its kind: enough for `plugins` and `describe`.
 struct ComponentInfo {
   ComponentKind kind;
@@ -145,12 +153,12 @@ class ORCHESTRATE_API Registry {
   Registry& operator=(const Registry&) = delete;
 
   ComponentRegistry<DatasetFactory>& datasets() { return datasets_; }
-  ComponentRegistry<ModelFactory>& models() { return models_; }
+  ComponentRegistry<ModelFactory, ModelMeta>& models() { return models_; }
   ComponentRegistry<OptimizerFactory>& optimizers() { return optimizers_; }
   ComponentRegistry<OptimizerWrapperFactory, WrapperRules>& optimizer_wrappers() { return optimizer_wrappers_; }
   ComponentRegistry<LrScheduleFactory>& lr_schedules() { return lr_schedules_; }
   const ComponentRegistry<DatasetFactory>& datasets() const { return datasets_; }
-  const ComponentRegistry<ModelFactory>& models() const { return models_; }
+  const ComponentRegistry<ModelFactory, ModelMeta>& models() const { return models_; }
   const ComponentRegistry<OptimizerFactory>& optimizers() const { return optimizers_; }
   const ComponentRegistry<OptimizerWrapperFactory, WrapperRules>& optimizer_wrappers() const {
     return optimizer_wrappers_;
@@ -174,7 +182,7 @@ class ORCHESTRATE_API Registry {
   std::vector<LoadedPlugin> plugins_;
   std::string current_plugin_;
   ComponentRegistry<DatasetFactory> datasets_;
-  ComponentRegistry<ModelFactory> models_;
+  ComponentRegistry<ModelFactory, ModelMeta> models_;
   ComponentRegistry<OptimizerFactory> optimizers_;
   ComponentRegistry<OptimizerWrapperFactory, WrapperRules> optimizer_wrappers_;
   ComponentRegistry<LrScheduleFactory> lr_schedules_;

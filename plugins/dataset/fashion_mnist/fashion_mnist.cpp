@@ -195,9 +195,10 @@ class FashionMnistDataset final : public orchestrate::Dataset {
                       " labels; both files must come from the same Fashion-MNIST split");
     images_ = std::move(images.pixels);
     labels_ = std::move(labels.labels);
+    keep_classes(params.integer_list("classes"));
   }
 
-  DatasetInfo info() const override { return {1, kImageSide, kImageSide, kNumClasses, class_names()}; }
+  DatasetInfo info() const override { return {1, kImageSide, kImageSide, num_classes(), names_}; }
 
   std::int64_t size() const override { return images_.size(0); }
 
@@ -212,8 +213,28 @@ class FashionMnistDataset final : public orchestrate::Dataset {
   }
 
  private:
+  // Keeps only the examples of `classes`, relabelled 0, 1, ... in the order
+  // given: a different class set for transfer learning from the same files.
+  void keep_classes(const std::vector<std::int64_t>& classes) {
+    names_ = class_names();
+    if (classes.empty()) return;
+    auto relabel = at::full({kNumClasses}, -1, at::kLong);
+    names_.clear();
+    for (std::size_t i = 0; i < classes.size(); ++i) {
+      relabel[classes[i]] = static_cast<std::int64_t>(i);
+      names_.push_back(class_names()[static_cast<std::size_t>(classes[i])]);
+    }
+    const auto new_labels = relabel.index_select(0, labels_);
+    const auto kept = new_labels.ge(0).nonzero().squeeze(1);
+    images_ = images_.index_select(0, kept);
+    labels_ = new_labels.index_select(0, kept);
+  }
+
+  std::int64_t num_classes() const { return static_cast<std::int64_t>(names_.size()); }
+
   at::Tensor images_;  // uint8 [N, 28, 28]; only read after construction
   at::Tensor labels_;  // int64 [N]
+  std::vector<std::string> names_;
 };
 
 void register_components(orchestrate::Registry& registry) {
@@ -223,7 +244,17 @@ void register_components(orchestrate::Registry& registry) {
                    "directory holding train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
                    "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz"),
       int_param("limit", 0, "keep only the first N examples of each split (0: all), for quick runs").at_least(0),
+      int_list_param("classes", std::vector<std::int64_t>{},
+                     "keep only these classes (0-9), relabelled 0, 1, ... in this order; empty: all ten")
+          .between(0, kNumClasses - 1),
   };
+  schema.rule([](const Params& p) -> std::string {
+    auto classes = p.integer_list("classes");
+    std::sort(classes.begin(), classes.end());
+    if (std::adjacent_find(classes.begin(), classes.end()) != classes.end()) return "classes: a class is listed twice";
+    if (classes.size() == 1) return "classes: keep at least two classes";
+    return "";
+  });
   registry.datasets().add(
       "fashion_mnist", "Zalando's Fashion-MNIST: 28x28 grey clothing images, 10 classes", std::move(schema),
       [](const Params& params, DatasetSplit split) { return std::make_unique<FashionMnistDataset>(params, split); });

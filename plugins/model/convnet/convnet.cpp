@@ -104,7 +104,8 @@ void register_components(orchestrate::Registry& registry) {
       std::move(schema), [](const Params& params, const ModelInput& input) {
         return std::make_shared<ConvNet>(params.integer_list("filters"), params.integer("dense_units"),
                                          params.string("init"), input);
-      });
+      },
+      ModelMeta{"logits.*"});
 }
 
 }  // namespace

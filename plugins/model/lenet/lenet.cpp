@@ -61,7 +61,8 @@ class LeNet5 final : public orchestrate::Model {
 void register_components(orchestrate::Registry& registry) {
   registry.models().add(
       "lenet", "LeNet-5: two 5x5 conv + max-pool stages, dense 120, 84 (ReLU)", orchestrate::ParamSchema{},
-      [](const orchestrate::Params&, const ModelInput& input) { return std::make_shared<LeNet5>(input); });
+      [](const orchestrate::Params&, const ModelInput& input) { return std::make_shared<LeNet5>(input); },
+      orchestrate::ModelMeta{"fc3.*"});
 }
 
 }  // namespace

@@ -1,0 +1,130 @@
+// The checkpoint directory format: what is written, that a damaged or newer
+// checkpoint is refused with a clear message, and that a crashed save never
+// shows up as a checkpoint.
+#include "checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "orchestrate/error.h"
+#include "scratch_dir.h"
+
+namespace orchestrate {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ScratchDir;
+
+CheckpointContent sample(std::int64_t step, std::int64_t micro_batch = 0) {
+  CheckpointContent c;
+  c.meta.orchestrate_version = "0.1.0";
+  c.meta.run_id = 7;
+  c.meta.step = step;
+  c.meta.micro_batch = micro_batch;
+  c.meta.epoch = 2;
+  c.meta.reason = "interval";
+  c.meta.created_at = "2026-11-22T05:00:00.000Z";
+  c.meta.model = "lenet";
+  c.meta.metrics = {{"train/loss", 0.25}};
+  c.meta.recipe_params = {{"optimizer.lr", "0.05"}};
+  c.weights.tensors = {{"fc.weight", at::arange(6, at::kFloat).reshape({2, 3})}};
+  c.trainer_state = std::string("archive bytes\0with a zero", 25);
+  c.recipe_toml = "schema_version = 1\n";
+  return c;
+}
+
+std::string error_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CheckpointFormat, WritesEveryPartAndReadsTheDescriptionBack) {
+  ScratchDir dir;
+  const auto written = write_checkpoint(dir.path().string(), sample(300));
+  EXPECT_EQ(fs::path(written.path).filename(), "step-00000300");
+  for (const char* file : {kWeightsFile, kTrainerStateFile, kRecipeFile, kMetaFile})
+    EXPECT_TRUE(fs::exists(fs::path(written.path) / file)) << file;
+  std::int64_t total = 0;
+  for (const auto& entry : fs::directory_iterator(written.path)) total += static_cast<std::int64_t>(entry.file_size());
+  EXPECT_EQ(written.bytes, total);
+
+  const CheckpointMeta meta = read_checkpoint_meta(written.path);
+  EXPECT_EQ(meta.step, 300);
+  EXPECT_EQ(meta.run_id, 7);
+  EXPECT_EQ(meta.model, "lenet");
+  EXPECT_DOUBLE_EQ(meta.metrics.at("train/loss"), 0.25);
+  EXPECT_EQ(meta.recipe_params.at("optimizer.lr"), "0.05");
+  EXPECT_EQ(meta.file_bytes.at(kTrainerStateFile), 25);
+  std::ifstream state(fs::path(written.path) / kTrainerStateFile, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(state), {}), sample(0).trainer_state);
+}
+
+TEST(CheckpointFormat, NamesPositionsAndListsThemInOrder) {
+  ScratchDir dir;
+  for (auto [step, micro] : std::vector<std::pair<int, int>>{{20, 0}, {3, 1}, {3, 0}, {100, 0}})
+    write_checkpoint(dir.path().string(), sample(step, micro));
+  std::vector<std::string> names;
+  for (const auto& path : checkpoints_in(dir.path().string())) names.push_back(fs::path(path).filename());
+  EXPECT_EQ(names, (std::vector<std::string>{"step-00000003", "step-00000003+1", "step-00000020", "step-00000100"}));
+}
+
+TEST(CheckpointFormat, ReplacesACheckpointOfTheSamePosition) {
+  ScratchDir dir;
+  write_checkpoint(dir.path().string(), sample(5));
+  auto second = sample(5);
+  second.meta.reason = "end";
+  const auto written = write_checkpoint(dir.path().string(), second);
+  EXPECT_EQ(read_checkpoint_meta(written.path).reason, "end");
+  EXPECT_EQ(checkpoints_in(dir.path().string()).size(), 1u);
+}
+
+TEST(CheckpointFormat, RefusesTruncatedMissingAndNewerCheckpoints) {
+  ScratchDir dir;
+  const auto path = write_checkpoint(dir.path().string(), sample(1)).path;
+  const auto weights = fs::path(path) / kWeightsFile;
+  fs::resize_file(weights, fs::file_size(weights) - 8);
+  EXPECT_NE(error_of([&] { read_checkpoint_meta(path); }).find("model.safetensors has"), std::string::npos);
+
+  const auto other = write_checkpoint(dir.path().string(), sample(2)).path;
+  fs::remove(fs::path(other) / kTrainerStateFile);
+  EXPECT_NE(error_of([&] { read_checkpoint_meta(other); }).find("incomplete: trainer.pt is missing"), std::string::npos);
+
+  const auto newer = write_checkpoint(dir.path().string(), sample(3)).path;
+  std::ofstream(fs::path(newer) / kMetaFile)
+      << R"({"format": "orchestrate-checkpoint", "format_version": 99, "orchestrate_version": "9.0.0"})";
+  const auto why = error_of([&] { read_checkpoint_meta(newer); });
+  EXPECT_NE(why.find("format version 99, written by orchestrate 9.0.0"), std::string::npos) << why;
+  EXPECT_NE(why.find("use a newer orchestrate"), std::string::npos) << why;
+
+  EXPECT_NE(error_of([&] { read_checkpoint_meta(dir.file("nowhere")); }).find("does not exist"), std::string::npos);
+  EXPECT_NE(error_of([&] { read_checkpoint_meta(dir.path().string()); }).find("not an orchestrate checkpoint"),
+            std::string::npos);
+}
+
+TEST(CheckpointFormat, ACrashedSaveIsNeverListedAndIsCleanedUp) {
+  ScratchDir dir;
+  write_checkpoint(dir.path().string(), sample(10));
+  // What a crash mid-save leaves: a staged directory without its description.
+  const auto staged = dir.path() / ".staging-step-00000020-4242";
+  fs::create_directories(staged);
+  std::ofstream(staged / kWeightsFile) << "half";
+  // And a crash between publish_directory's two renames.
+  const auto aside = dir.path() / "step-00000030.replaced";
+  fs::copy(dir.path() / "step-00000010", aside, fs::copy_options::recursive);
+  EXPECT_EQ(checkpoints_in(dir.path().string()).size(), 1u);
+
+  remove_stale_staging(dir.path().string());
+  EXPECT_FALSE(fs::exists(staged));
+  EXPECT_FALSE(fs::exists(aside));
+  EXPECT_TRUE(fs::exists(dir.path() / "step-00000030"));  // the old copy is restored under its name
+  EXPECT_EQ(checkpoints_in(dir.path().string()).size(), 2u);
+}
+
+}  // namespace
+}  // namespace orchestrate

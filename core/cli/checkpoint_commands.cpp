@@ -1,0 +1,141 @@
+// `orchestrate checkpoints` and `orchestrate weights`: what a run saved, and
+// its weights as a safetensors file for other tools.
+#include <c10/core/ScalarType.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "checkpoint.h"
+#include "command.h"
+#include "durable_file.h"
+#include "options.h"
+#include "orchestrate/error.h"
+#include "safetensors.h"
+#include "table_format.h"
+#include "weight_transfer.h"
+
+namespace orchestrate::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixed(double value, int digits) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value;
+  return out.str();
+}
+
+std::string metric_cell(const std::map<std::string, double>& metrics, const std::string& name) {
+  const auto it = metrics.find(name);
+  return it == metrics.end() ? "" : fixed(it->second, 4);
+}
+
+RunSummary find_run_or_throw(const RunStore& store, const std::string& id) {
+  auto run = store.find_run(id);
+  if (!run) throw UsageError("no run '" + id + "' in " + store.path() + "; `orchestrate runs` lists the runs");
+  return *run;
+}
+
+// A checkpoint directory, or the newest checkpoint on disk of a run.
+std::string checkpoint_of(const std::string& source, const po::variables_map& values) {
+  if (is_checkpoint(source) || fs::is_regular_file(source)) return source;
+  const RunStore store = open_existing_store(values);
+  const RunSummary run = find_run_or_throw(store, source);
+  const auto rows = store.checkpoints(run.id);
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+    if (is_checkpoint(it->path)) return it->path;
+  throw UsageError("run " + std::to_string(run.id) + " has no checkpoint on disk");
+}
+
+int export_weights(const std::string& source, const std::string& target, const po::variables_map& values) {
+  if (fs::path(target).extension() != ".safetensors")
+    throw UsageError("weights export: " + target + " must end in .safetensors");
+  const std::string checkpoint = checkpoint_of(source, values);
+  NamedTensors weights = read_safetensors(weights_file_of(checkpoint, "weights export:"));
+  if (is_checkpoint(checkpoint)) {
+    const CheckpointMeta meta = read_checkpoint_meta(checkpoint);
+    weights.metadata["orchestrate.model"] = meta.model;
+    weights.metadata["orchestrate.run_id"] = std::to_string(meta.run_id);
+    weights.metadata["orchestrate.step"] = std::to_string(meta.step);
+  }
+  // Written beside the target and renamed over it: a reader never sees half a file.
+  const std::string staged = target + ".partial";
+  write_safetensors(staged, weights);
+  fs::rename(staged, target);
+  const fs::path parent = fs::path(target).parent_path();
+  sync_directory(parent.empty() ? "." : parent.string());
+  std::cout << "wrote " << weights.tensors.size() << " tensors of " << checkpoint << " to " << target << "\n";
+  return 0;
+}
+
+int list_weights(const std::string& source, const po::variables_map& values) {
+  const std::string checkpoint = checkpoint_of(source, values);
+  Table table{{"name", "dtype", "shape", "elements"}, {}};
+  std::int64_t total = 0;
+  for (const auto& info : read_safetensors_header(weights_file_of(checkpoint, "weights list:"))) {
+    std::int64_t elements = 1;
+    std::string shape = "[";
+    for (std::size_t i = 0; i < info.shape.size(); ++i) {
+      elements *= info.shape[i];
+      shape += (i ? ", " : "") + std::to_string(info.shape[i]);
+    }
+    total += elements;
+    table.rows.push_back({info.name, c10::toString(info.dtype), shape + "]", std::to_string(elements)});
+  }
+  std::cout << render(table, parse_table_format(values["format"].as<std::string>()));
+  if (values["format"].as<std::string>() == "table")
+    std::cout << table.rows.size() << " tensors, " << total << " elements\n";
+  return 0;
+}
+
+}  // namespace
+
+int checkpoints_command(const std::vector<std::string>& arguments) {
+  po::options_description options("checkpoints options");
+  options.add_options()("run", po::value<std::string>()->required(), "run id or name")(
+      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+  add_db_option(options);
+  po::positional_options_description positional;
+  positional.add("run", 1);
+  po::variables_map values;
+  if (!parse_options("checkpoints", "RUN [options]", options, positional, arguments, values)) return 0;
+  const TableFormat format = parse_table_format(values["format"].as<std::string>());
+  const RunStore store = open_existing_store(values);
+  const RunSummary run = find_run_or_throw(store, values["run"].as<std::string>());
+  Table table{{"step", "epoch", "reason", "created", "mb", "train/loss", "eval/top1", "on_disk", "path"}, {}};
+  for (const auto& c : store.checkpoints(run.id))
+    table.rows.push_back({std::to_string(c.step), std::to_string(c.epoch), c.reason, c.created_at,
+                          fixed(static_cast<double>(c.bytes) / 1e6, 2), metric_cell(c.metrics, "train/loss"),
+                          metric_cell(c.metrics, "eval/top1"), is_checkpoint(c.path) ? "yes" : "no", c.path});
+  std::cout << render(table, format);
+  return 0;
+}
+
+int weights_command(const std::vector<std::string>& arguments) {
+  po::options_description options("weights options");
+  options.add_options()("action", po::value<std::string>()->required(), "export or list")(
+      "source", po::value<std::string>()->required(), "run id or name, checkpoint directory or .safetensors file")(
+      "target", po::value<std::string>(), "export: the .safetensors file to write")(
+      "format", po::value<std::string>()->default_value("table"), "list: table, csv or json");
+  add_db_option(options);
+  po::positional_options_description positional;
+  positional.add("action", 1).add("source", 1).add("target", 1);
+  po::variables_map values;
+  if (!parse_options("weights", "export RUN|CHECKPOINT FILE.safetensors | list RUN|CHECKPOINT|FILE [options]",
+                     options, positional, arguments, values))
+    return 0;
+  const std::string action = values["action"].as<std::string>();
+  const std::string source = values["source"].as<std::string>();
+  if (action == "export") {
+    if (!values.count("target")) throw UsageError("weights export: give the file to write, e.g. model.safetensors");
+    return export_weights(source, values["target"].as<std::string>(), values);
+  }
+  if (action == "list") return list_weights(source, values);
+  throw UsageError("weights: unknown action '" + action + "' (known: export, list)");
+}
+
+}  // namespace orchestrate::cli

@@ -1,0 +1,100 @@
+#include "checkpointer.h"
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+
+namespace fs = std::filesystem;
+
+std::string checkpoint_root(const CheckpointSettings& settings, const std::string& store_path) {
+  if (!settings.dir.empty()) return settings.dir;
+  const fs::path parent = fs::path(store_path).parent_path();
+  return (parent.empty() ? fs::path("checkpoints") : parent / "checkpoints").string();
+}
+
+std::string run_checkpoint_directory(const std::string& root, std::int64_t run_id) {
+  return (fs::path(root) / ("run-" + std::to_string(run_id))).string();
+}
+
+Checkpointer::Checkpointer(const CheckpointSettings& settings, std::string directory, RunStore& store,
+                           std::int64_t run_id)
+    : settings_(settings),
+      directory_(std::move(directory)),
+      store_(store),
+      run_id_(run_id),
+      last_save_(std::chrono::steady_clock::now()) {
+  fs::create_directories(directory_);
+  remove_stale_staging(directory_);  // leftovers of a save a crash interrupted
+}
+
+std::optional<std::string> Checkpointer::due_after_update(std::int64_t step) const {
+  if (settings_.every_steps > 0 && step % settings_.every_steps == 0) return "interval";
+  if (settings_.every_seconds > 0 &&
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= settings_.every_seconds)
+    return "time";
+  return std::nullopt;
+}
+
+bool Checkpointer::due_after_epoch(std::int64_t epoch) const {
+  return settings_.every_epochs > 0 && epoch % settings_.every_epochs == 0;
+}
+
+bool Checkpointer::saved_at(std::int64_t step, std::int64_t micro_batch) const {
+  return step == last_step_ && micro_batch == last_micro_;
+}
+
+std::string Checkpointer::save(CheckpointContent content) {
+  const auto start = std::chrono::steady_clock::now();
+  const CheckpointMeta meta = content.meta;
+  try {
+    const WrittenCheckpoint written = write_checkpoint(directory_, std::move(content));
+    CheckpointRecord record;
+    record.run_id = run_id_;
+    record.step = meta.step;
+    record.epoch = meta.epoch;
+    record.path = written.path;
+    record.bytes = written.bytes;
+    record.reason = meta.reason;
+    record.metrics = meta.metrics;
+    store_.record_checkpoint(record);
+    last_step_ = meta.step;
+    last_micro_ = meta.micro_batch;
+    newest_ = written.path;
+    last_save_ = std::chrono::steady_clock::now();
+    std::ostringstream line;
+    line << "checkpoint " << written.path << " (" << meta.reason << ", " << std::fixed << std::setprecision(1)
+         << static_cast<double>(written.bytes) / 1e6 << " MB in "
+         << std::chrono::duration<double>(last_save_ - start).count() << " s)";
+    store_.record_event(run_id_, "checkpoint", line.str());
+    prune();
+    return written.path;
+  } catch (const std::exception& e) {
+    const std::string why = std::string("checkpoint at step ") + std::to_string(meta.step) + " not saved: " + e.what() +
+                            "; training goes on, the previous checkpoint is intact";
+    std::cerr << "orchestrate: " << why << "\n";
+    try {
+      store_.record_event(run_id_, "checkpoint_failed", why);
+    } catch (const std::exception&) {
+      // the store reports its own trouble; the run goes on
+    }
+    return "";
+  }
+}
+
+void Checkpointer::prune() {
+  if (settings_.keep_max <= 0) return;
+  auto on_disk = checkpoints_in(directory_);
+  while (on_disk.size() > static_cast<std::size_t>(settings_.keep_max)) {
+    const std::string oldest = on_disk.front();
+    on_disk.erase(on_disk.begin());
+    remove_checkpoint(oldest);
+    store_.forget_checkpoint(run_id_, oldest);
+  }
+}
+
+}  // namespace orchestrate

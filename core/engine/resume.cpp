@@ -1,0 +1,85 @@
+#include "resume.h"
+
+#include <filesystem>
+#include <map>
+
+#include "core_tables.h"
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string same_file_key(const std::string& path) {
+  std::error_code error;
+  const auto canonical = fs::weakly_canonical(path, error);
+  return error ? path : canonical.string();
+}
+
+// The newest checkpoint of a run that is still on disk, or "".
+std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id) {
+  auto rows = store.checkpoints(run_id);
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+    if (is_checkpoint(it->path)) return it->path;
+  return "";
+}
+
+}  // namespace
+
+std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store) {
+  std::error_code error;
+  if (!argument.empty() && fs::is_directory(argument, error)) {
+    if (!is_checkpoint(argument))
+      throw UsageError("--resume " + argument + ": not a checkpoint directory (no " + kMetaFile +
+                       "); `orchestrate checkpoints RUN` lists a run's checkpoints");
+    return argument;
+  }
+  if (!argument.empty()) {
+    const auto run = store.find_run(argument);
+    if (!run)
+      throw UsageError("--resume " + argument + ": no such checkpoint directory, and no run with that id or name in " +
+                       store.path() + "; `orchestrate runs` lists the runs");
+    const std::string newest = newest_checkpoint_of(store, run->id);
+    if (newest.empty())
+      throw UsageError("--resume " + argument + ": run " + std::to_string(run->id) +
+                       " has no checkpoint on disk; it cannot be resumed");
+    return newest;
+  }
+  const std::string recipe_key = same_file_key(recipe.path);
+  for (const auto& run : store.list_runs()) {
+    if (same_file_key(run.recipe_path) != recipe_key) continue;
+    const std::string newest = newest_checkpoint_of(store, run.id);
+    if (!newest.empty()) return newest;
+  }
+  throw UsageError("--resume: no run of " + recipe.path + " in " + store.path() +
+                   " has a checkpoint; name one with --resume RUN or --resume CHECKPOINT_DIR");
+}
+
+std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, const std::string& checkpoint_path,
+                                             const Recipe& recipe) {
+  std::map<std::string, std::string> now;
+  for (const auto& [key, value] : recipe.flattened()) now[key] = value;
+  std::map<std::string, std::pair<std::string, std::string>> changed;  // key -> (old, new)
+  for (const auto& [key, value] : checkpoint.recipe_params) {
+    auto it = now.find(key);
+    const std::string current = it == now.end() ? "(unset)" : it->second;
+    if (current != value) changed[key] = {value, current};
+  }
+  for (const auto& [key, value] : now)
+    if (!checkpoint.recipe_params.count(key)) changed[key] = {"(unset)", value};
+
+  std::vector<std::string> allowed;
+  for (const auto& [key, values] : changed) {
+    const std::string what = key + ": " + values.first + " -> " + values.second;
+    if (!resume_safe_key(key))
+      throw RecipeError(recipe.path + ": cannot resume from " + checkpoint_path + ": " + what +
+                        " changes the training trajectory; restore it, or start a new run from these weights with "
+                        "[checkpoint] init_from = \"" + checkpoint_path + "\"");
+    allowed.push_back(what);
+  }
+  return allowed;
+}
+
+}  // namespace orchestrate

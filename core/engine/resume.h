@@ -1,0 +1,26 @@
+// `orchestrate run RECIPE --resume [RUN|CHECKPOINT]`: which checkpoint to
+// continue from, and whether the recipe may continue it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checkpoint.h"
+#include "recipe.h"
+#include "run_store.h"
+
+namespace orchestrate {
+
+// The checkpoint directory `argument` names: a checkpoint path; a run id or
+// name (that run's newest checkpoint); or "" (the newest checkpoint of the
+// newest run of this recipe file). A UsageError says what is missing.
+std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store);
+
+// Compares the checkpoint's recipe with the one resuming it. A changed key
+// that changes the trajectory (data, model, optimizer, batch, ...) is a
+// RecipeError naming it; the allowed changes (log cadence, checkpoint
+// interval, evaluation) are returned as "key: old -> new", to be recorded.
+std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, const std::string& checkpoint_path,
+                                             const Recipe& recipe);
+
+}  // namespace orchestrate

@@ -1,0 +1,151 @@
+#include "training_state.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <torch/cuda.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <sstream>
+
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+
+namespace {
+
+std::string shape_text(const at::Tensor& t) {
+  std::ostringstream out;
+  out << t.sizes();
+  return out.str();
+}
+
+// The default generator of every device this process uses: the CPU one
+// (weight init, dropout on CPU) and each CUDA device's.
+std::vector<std::pair<std::string, at::Generator>> default_generators() {
+  std::vector<std::pair<std::string, at::Generator>> out{{"rng.cpu", at::detail::getDefaultCPUGenerator()}};
+  const auto cuda_devices = static_cast<int>(torch::cuda::device_count());
+  for (int i = 0; i < cuda_devices; ++i)
+    out.emplace_back("rng.cuda." + std::to_string(i),
+                     at::globalContext().defaultGenerator(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(i))));
+  return out;
+}
+
+}  // namespace
+
+NamedTensors model_state(const torch::nn::Module& model) {
+  NamedTensors out;
+  for (const auto& item : model.named_parameters(/*recurse=*/true)) out.tensors.emplace_back(item.key(), item.value().detach());
+  for (const auto& item : model.named_buffers(/*recurse=*/true)) out.tensors.emplace_back(item.key(), item.value().detach());
+  return out;
+}
+
+void load_model_state(torch::nn::Module& model, const NamedTensors& weights, const std::string& source) {
+  std::map<std::string, const at::Tensor*> saved;
+  for (const auto& [name, tensor] : weights.tensors) saved[name] = &tensor;
+  at::NoGradGuard no_grad;
+  const auto live = model_state(model);
+  for (const auto& [name, tensor] : live.tensors) {
+    auto it = saved.find(name);
+    if (it == saved.end())
+      throw Error(source + " has no tensor '" + name + "' of this model: it was saved from another model");
+    if (it->second->sizes() != tensor.sizes())
+      throw Error(source + ": tensor '" + name + "' has shape " + shape_text(*it->second) + ", the model's is " +
+                  shape_text(tensor) + ": it was saved from another model configuration");
+    // copy_ keeps the live tensor's device and memory format (channels_last).
+    const_cast<at::Tensor&>(tensor).copy_(*it->second);
+    saved.erase(it);
+  }
+  if (!saved.empty())
+    throw Error(source + " holds tensor '" + saved.begin()->first + "' that this model does not have (" +
+                std::to_string(saved.size()) + " such): it was saved from another model");
+}
+
+std::string save_trainer_state(const TrainerStateRefs& s, bool with_gradients) {
+  torch::serialize::OutputArchive archive;
+  {
+    torch::serialize::OutputArchive optimizer;
+    s.optimizer.save(optimizer);
+    archive.write("optimizer", optimizer);
+  }
+  for (std::size_t i = 0; i < s.wrappers.size(); ++i) {
+    torch::serialize::OutputArchive wrapper;
+    s.wrappers[i]->save(wrapper);
+    archive.write("wrapper." + std::to_string(i), wrapper);
+  }
+  {
+    torch::serialize::OutputArchive scaler;
+    s.scaler.save(scaler);
+    archive.write("scaler", scaler);
+  }
+  for (auto& [key, generator] : default_generators()) {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    archive.write(key, generator.get_state());
+  }
+  if (with_gradients) {
+    for (std::size_t i = 0; i < s.parameters.size(); ++i)
+      if (s.parameters[i].grad().defined()) archive.write("grad." + std::to_string(i), s.parameters[i].grad());
+    if (s.partial_loss.defined()) archive.write("partial_loss", s.partial_loss);
+  }
+  archive.write("skipped_updates", at::tensor(s.skipped_updates, at::kLong));
+  archive.write("eval_seconds", at::tensor(s.eval_seconds, at::kDouble));
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return bytes.str();
+}
+
+void load_trainer_state(const std::string& path, const TrainerStateRefs& s, bool with_gradients) {
+  torch::serialize::InputArchive archive;
+  try {
+    archive.load_from(path);
+    {
+      torch::serialize::InputArchive optimizer;
+      archive.read("optimizer", optimizer);
+      s.optimizer.load(optimizer);
+    }
+    for (std::size_t i = 0; i < s.wrappers.size(); ++i) {
+      torch::serialize::InputArchive wrapper;
+      archive.read("wrapper." + std::to_string(i), wrapper);
+      s.wrappers[i]->load(wrapper);
+    }
+    {
+      torch::serialize::InputArchive scaler;
+      archive.read("scaler", scaler);
+      s.scaler.load(scaler);
+    }
+    for (auto& [key, generator] : default_generators()) {
+      at::Tensor state;
+      if (!archive.try_read(key, state)) {
+        if (key == "rng.cpu") throw Error(path + " holds no CPU RNG state");
+        continue;  // a CUDA device the saving process did not have
+      }
+      std::lock_guard<std::mutex> lock(generator.mutex());
+      generator.set_state(state);
+    }
+    at::NoGradGuard no_grad;
+    if (with_gradients) {
+      for (std::size_t i = 0; i < s.parameters.size(); ++i) {
+        at::Tensor grad;
+        if (!archive.try_read("grad." + std::to_string(i), grad)) continue;
+        auto& param = const_cast<at::Tensor&>(s.parameters[i]);
+        if (param.grad().defined()) param.mutable_grad().copy_(grad);
+        else param.mutable_grad() = grad.to(param.device()).contiguous(param.suggest_memory_format());
+      }
+      at::Tensor loss;
+      if (archive.try_read("partial_loss", loss)) s.partial_loss = loss;
+    }
+    at::Tensor skipped, eval_seconds;
+    archive.read("skipped_updates", skipped);
+    archive.read("eval_seconds", eval_seconds);
+    s.skipped_updates = skipped.item<std::int64_t>();
+    s.eval_seconds = eval_seconds.item<double>();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw Error("checkpoint state " + path + " cannot be restored: " + what.substr(0, what.find('\n')) +
+                "; it was written by another recipe or is damaged: use another checkpoint");
+  }
+}
+
+}  // namespace orchestrate

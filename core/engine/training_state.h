@@ -1,0 +1,46 @@
+// What a checkpoint must hold besides the weights for a resumed run to take
+// exactly the steps the uninterrupted run would have taken: optimizer,
+// wrapper and loss-scaler state, RNG states, and the gradients of an update
+// whose micro-batches were only partly accumulated.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/optim/optimizer.h>
+
+#include "orchestrate/model.h"
+#include "orchestrate/optimizer_wrapper.h"
+#include "precision/loss_scaler.h"
+#include "safetensors.h"
+
+namespace orchestrate {
+
+// Parameters then buffers, by their module names: the model's state dict.
+NamedTensors model_state(const torch::nn::Module& model);
+
+// Copies `weights` into the model, which must hold exactly those names and
+// shapes (a resume). Errors name the checkpoint and the first mismatch.
+void load_model_state(torch::nn::Module& model, const NamedTensors& weights, const std::string& source);
+
+// The optimizer-side state, by reference to the live objects.
+struct TrainerStateRefs {
+  torch::optim::Optimizer& optimizer;
+  std::vector<std::unique_ptr<OptimizerWrapper>>& wrappers;
+  LossScaler& scaler;
+  const std::vector<at::Tensor>& parameters;  // in optimizer order; their .grad() is saved mid-accumulation
+  at::Tensor& partial_loss;                   // loss summed over the micro-batches so far; undefined at m = 0
+  std::int64_t& skipped_updates;
+  double& eval_seconds;
+};
+
+// Serialized LibTorch archive of the state; `with_gradients` when the
+// checkpoint is taken between two micro-batches of one update.
+std::string save_trainer_state(const TrainerStateRefs& state, bool with_gradients);
+
+// Restores everything save_trainer_state wrote, RNG states included.
+void load_trainer_state(const std::string& path, const TrainerStateRefs& state, bool with_gradients);
+
+}  // namespace orchestrate

@@ -1,0 +1,59 @@
+// Helpers shared by the run store's tests: a sample run, a step, and a way
+// to catch an Error's message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "orchestrate/error.h"
+#include "run_store.h"
+
+namespace orchestrate::testing {
+
+inline RunRecord sample_run(const std::string& name = "resnet50_lars") {
+  RunRecord run;
+  run.name = name;
+  run.recipe_path = "recipes/resnet50_32k_lars.toml";
+  run.resolved_recipe = "[run]\nname = \"resnet50_lars\"\n\n[optimizer]\nplugin = \"lars\"\nlr = 0.2\n";
+  run.orchestrate_version = "0.1.0";
+  run.torch_version = "2.11.0";
+  run.host = "node7";
+  run.device = "cuda:0";
+  run.git_revision = "c99775a";
+  run.world_size = 8;
+  run.plugins = {{"lars", "1.0.0", "/opt/orchestrate/plugins/liblars.so", "ab12"},
+                 {"resnet", "2.1.0", "/opt/orchestrate/plugins/libresnet.so", ""}};
+  run.params = {{"optimizer.lr", "0.2"}, {"data.batch_size", "256"}};
+  return run;
+}
+
+inline StepTiming step_number(std::int64_t step) {
+  StepTiming timing;
+  timing.step = step;
+  timing.epoch = step / 100;
+  timing.images = 256;
+  timing.data_wait_s = 0.001 * static_cast<double>(step % 7);
+  timing.compute_s = 0.006;
+  timing.sync_s = 0.002;
+  timing.optimizer_s = 0.001;
+  timing.total_s = 0.01 + 0.0001 * static_cast<double>(step);
+  timing.loss = 2.5 - 0.001 * static_cast<double>(step);
+  timing.learning_rate = 0.1;
+  return timing;
+}
+
+// Runs `work`, expecting an orchestrate::Error, and returns its message.
+template <class Work>
+std::string error_message_of(Work&& work) {
+  try {
+    work();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected an orchestrate::Error";
+  return "";
+}
+
+}  // namespace orchestrate::testing

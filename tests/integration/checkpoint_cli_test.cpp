@@ -1,0 +1,137 @@
+// Checkpoints through the CLI, as a user meets them: Ctrl-C saves one, `run
+// --resume` continues the run to the weights an uninterrupted run reaches,
+// `checkpoints` lists them, `weights` exports and lists them, and bad input
+// gets one line and the documented exit code.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "command_runner.h"
+#include "run_store.h"
+
+namespace orchestrate::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 4096 images, micro-batches of 16, two per update: 128 updates per epoch.
+const std::string kRecipe = R"(schema_version = 1
+[run]
+name = "cli_resume"
+batch_size = 16
+epochs = 2
+log_every = 1
+threads = 1
+[data]
+plugin = "mock"
+channels = 1
+height = 28
+width = 28
+train_size = 4096
+test_size = 128
+[model]
+plugin = "lenet"
+[optimizer]
+plugin = "momentum"
+lr = 0.05
+[[optimizer.wrappers]]
+plugin = "batch_gradients"
+num_batches = 2
+[log]
+flush_secs = 0.1
+)";
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The model.safetensors of the run's final checkpoint.
+std::string final_weights(const std::string& db, std::int64_t run_id) {
+  const auto rows = RunStore(db).checkpoints(run_id);
+  EXPECT_FALSE(rows.empty());
+  if (rows.empty()) return "";
+  EXPECT_EQ(rows.back().reason, "end");
+  return read_bytes(fs::path(rows.back().path) / "model.safetensors");
+}
+
+TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
+  ScratchDir dir;
+  const auto recipe = dir.write("resume.toml", kRecipe);
+  const auto reference_db = dir.file("reference/runs.db");
+  const auto reference = run_orchestrate("run " + recipe + " --db " + reference_db + " --quiet");
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_NE(reference.output.find("checkpoint " + dir.file("reference/checkpoints/run-1/step-00000256")),
+            std::string::npos)
+      << reference.output;
+
+  // SIGINT once step rows show the run is training.
+  const auto db = dir.file("runs.db");
+  const auto stopped = run_shell(
+      "env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe + " --db " + db +
+      " --quiet & pid=$!; until [ \"$(sqlite3 " + db +
+      " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
+      "kill -INT $pid; wait $pid; echo \"exit=$?\"");
+  ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
+  EXPECT_NE(stopped.output.find("continue it with --resume"), std::string::npos) << stopped.output;
+
+  const auto listed = run_orchestrate("checkpoints cli_resume --db " + db + " --format json");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  const auto rows = nlohmann::json::parse(listed.output);
+  ASSERT_EQ(rows.size(), 1u) << listed.output;
+  EXPECT_EQ(rows[0]["reason"], "signal");
+  EXPECT_EQ(rows[0]["on_disk"], "yes");
+
+  const auto resumed = run_orchestrate("run " + recipe + " --db " + db + " --quiet --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("run 1 'cli_resume' finished after 256 steps"), std::string::npos) << resumed.output;
+  EXPECT_EQ(final_weights(db, 1), final_weights(reference_db, 1));
+  EXPECT_EQ(RunStore(db).step_timings(1).size(), 256u);
+
+  // The weights, for other tools.
+  const auto exported = dir.file("lenet.safetensors");
+  const auto export_result = run_orchestrate("weights export 1 " + exported + " --db " + db);
+  ASSERT_EQ(export_result.exit_code, 0) << export_result.output;
+  const auto list_result = run_orchestrate("weights list " + exported);
+  ASSERT_EQ(list_result.exit_code, 0) << list_result.output;
+  EXPECT_NE(list_result.output.find("fc3.weight"), std::string::npos) << list_result.output;
+  EXPECT_NE(list_result.output.find("[10, 84]"), std::string::npos) << list_result.output;
+  EXPECT_NE(list_result.output.find("10 tensors"), std::string::npos) << list_result.output;
+}
+
+TEST(CheckpointCli, BadCheckpointInputGetsOneLineAndItsExitCode) {
+  ScratchDir dir;
+  const auto recipe = dir.write("resume.toml", kRecipe);
+  const auto db = dir.file("runs.db");
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --db " + db + " --quiet --set run.epochs=1").exit_code, 0);
+
+  const auto no_run = run_orchestrate("run " + recipe + " --db " + db + " --quiet --resume 99");
+  EXPECT_EQ(no_run.exit_code, 2);
+  EXPECT_NE(no_run.output.find("--resume 99: no such checkpoint directory, and no run with that id or name"),
+            std::string::npos)
+      << no_run.output;
+
+  const auto missing = run_orchestrate("run " + recipe + " --dry-run --set checkpoint.init_from=" +
+                                       dir.file("nowhere.safetensors"));
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.output.find("nowhere.safetensors\" does not exist"), std::string::npos) << missing.output;
+
+  // A checkpoint of an unfinished copy: truncated weights.
+  const auto checkpoint = RunStore(db).checkpoints(1).back().path;
+  fs::resize_file(fs::path(checkpoint) / "model.safetensors", 100);
+  const auto truncated = run_orchestrate("run " + recipe + " --db " + db + " --quiet --resume " + checkpoint);
+  EXPECT_EQ(truncated.exit_code, 1);
+  EXPECT_NE(truncated.output.find("is damaged: model.safetensors has 100 bytes"), std::string::npos)
+      << truncated.output;
+  EXPECT_EQ(RunStore(db).find_run("1")->status, "finished");  // untouched
+
+  const auto not_weights = run_orchestrate("weights list " + recipe);
+  EXPECT_EQ(not_weights.exit_code, 2);
+  EXPECT_NE(not_weights.output.find("is neither a checkpoint directory nor a .safetensors file"), std::string::npos)
+      << not_weights.output;
+}
+
+}  // namespace
+}  // namespace orchestrate::testing
