@@ -125,9 +125,15 @@ int describe_command(const std::vector<std::string>& arguments) {
   Registry registry;
   load_all_plugins(registry, values);
   const ComponentInfo& info = registry.component(*kind, name);
-  if (format == TableFormat::table)
-    std::cout << to_string(*kind) << " " << info.name << " (plugin " << info.plugin << "): " << info.summary
-              << "\n\n";
+  if (format == TableFormat::table) {
+    std::cout << to_string(*kind) << " " << info.name << " (plugin " << info.plugin << "): " << info.summary << "\n";
+    if (*kind == ComponentKind::model) {
+      const std::string& logits = registry.models().get(name).meta.logits_pattern;
+      std::cout << "logits pattern (\"@logits\" in [checkpoint] exclude): "
+                << (logits.empty() ? std::string("none declared") : "\"" + logits + "\"") << "\n";
+    }
+    std::cout << "\n";
+  }
   std::cout << render(schema_table(info.schema), format);
   return 0;
 }

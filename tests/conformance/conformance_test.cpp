@@ -3,6 +3,7 @@
 // plugin in the build's plugin directory, loaded through the real host.
 #include <ATen/ATen.h>
 #include <dirent.h>
+#include <fnmatch.h>
 #include <gtest/gtest.h>
 #include <torch/optim/sgd.h>
 #include <torch/utils.h>
@@ -239,6 +240,25 @@ TEST_P(ModelConformance, ForwardGivesFiniteLogitsAndBackwardReachesEveryParamete
       ASSERT_TRUE(parameter.value().grad().defined()) << parameter.key() << " got no gradient";
       EXPECT_TRUE(parameter.value().grad().isfinite().all().item<bool>()) << parameter.key();
     }
+  }
+}
+
+// Transfer learning leaves out the classifier head by the model's declared
+// logits pattern ([checkpoint] exclude = ["@logits"]): it must name exactly
+// the tensors whose shape follows num_classes, and no others.
+TEST_P(ModelConformance, LogitsPatternNamesExactlyTheTensorsShapedByNumClasses) {
+  const auto& entry = registry().models().get(GetParam());
+  const std::string& pattern = entry.meta.logits_pattern;
+  ASSERT_FALSE(pattern.empty()) << "declare ModelMeta{logits_pattern} at registration";
+  const auto params = sample_params(entry.info.schema);
+  torch::manual_seed(0);
+  const auto with10 = entry.create(params, {1, 28, 28, 10});
+  const auto with7 = entry.create(params, {1, 28, 28, 7});
+  const auto others = with7->named_parameters();
+  for (const auto& parameter : with10->named_parameters()) {
+    const bool in_head = ::fnmatch(pattern.c_str(), parameter.key().c_str(), 0) == 0;
+    const bool follows_classes = parameter.value().sizes() != others[parameter.key()].sizes();
+    EXPECT_EQ(in_head, follows_classes) << parameter.key() << " vs logits pattern \"" << pattern << "\"";
   }
 }
 

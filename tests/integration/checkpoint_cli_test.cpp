@@ -127,6 +127,11 @@ TEST(CheckpointCli, BadCheckpointInputGetsOneLineAndItsExitCode) {
       << truncated.output;
   EXPECT_EQ(RunStore(db).find_run("1")->status, "finished");  // untouched
 
+  const auto described = run_orchestrate("describe model lenet");
+  EXPECT_NE(described.output.find("logits pattern (\"@logits\" in [checkpoint] exclude): \"fc3.*\""),
+            std::string::npos)
+      << described.output;
+
   const auto not_weights = run_orchestrate("weights list " + recipe);
   EXPECT_EQ(not_weights.exit_code, 2);
   EXPECT_NE(not_weights.output.find("is neither a checkpoint directory nor a .safetensors file"), std::string::npos)

@@ -130,6 +130,20 @@ TEST_F(CheckpointResume, StopsAnywhereAndResumesToTheSameWeightsBitForBit) {
   }
 }
 
+TEST_F(CheckpointResume, AdamStateAndTheDynamicLossScaleResumeExactly) {
+  // Adam's moments and the fp16 scaler's scale and growth tracker (growth
+  // every 3 clean updates, so the scale moves during the run) must survive.
+  const Recipe r = recipe(kRecipe, {"optimizer.plugin=\"adam\"", "optimizer.lr=0.002", "precision.mode=\"fp16\"",
+                                    "precision.loss_scale=256.0", "precision.growth_interval=3"});
+  const NamedTensors expected = baseline(r);
+  RunStore store(dir_.file("runs.db"));
+  const auto stopped = train_with(r, store, 23);
+  ASSERT_EQ(stopped.status, RunStatus::interrupted);
+  const auto resumed = train_with(r, store, 0, stopped.checkpoint);
+  ASSERT_EQ(resumed.status, RunStatus::finished);
+  expect_identical(weights_of(resumed.checkpoint), expected);
+}
+
 TEST_F(CheckpointResume, ResumesAnIntervalCheckpointOfAFinishedRunTwice) {
   const Recipe r = recipe(kRecipe);
   RunStore store(dir_.file("runs.db"));
