@@ -1,14 +1,13 @@
 // `orchestrate plugins` and `orchestrate describe`.
 #include <iostream>
-
-#include "command.h"
 #include <map>
 #include <optional>
 #include <sstream>
 
+#include "command.h"
 #include "core_tables.h"
-#include "plugin_host.h"
 #include "options.h"
+#include "plugin_host.h"
 #include "orchestrate/error.h"
 #include "table_format.h"
 
@@ -74,6 +73,32 @@ int plugins_command(const std::vector<std::string>& arguments) {
   return 0;
 }
 
+namespace {
+
+std::string numbers(const std::vector<double>& values) {
+  std::ostringstream out;
+  for (std::size_t i = 0; i < values.size(); ++i) out << (i ? ", " : "") << values[i];
+  return out.str();
+}
+
+void print_model_meta(const ModelMeta& meta) {
+  std::cout << "logits pattern (\"@logits\" in [checkpoint] exclude): "
+            << (meta.logits_pattern.empty() ? std::string("none declared") : "\"" + meta.logits_pattern + "\"")
+            << "\n";
+  if (meta.input_size > 0) std::cout << "input size: " << meta.input_size << "x" << meta.input_size << "\n";
+  for (const auto& [name, weight] : meta.aux_logits)
+    std::cout << "auxiliary logits: " << name << ", loss weight " << weight << " ([loss] aux_weight)\n";
+  const auto& p = meta.preprocessing;
+  if (!p.name.empty()) {
+    std::cout << "preprocessing: " << p.name;
+    if (!p.mean.empty()) std::cout << ", mean [" << numbers(p.mean) << "], std [" << numbers(p.std) << "]";
+    if (p.resize > 0) std::cout << ", resize " << p.resize;
+    std::cout << "\n";
+  }
+}
+
+}  // namespace
+
 int describe_command(const std::vector<std::string>& arguments) {
   po::options_description options("describe options");
   options.add_options()("kind", po::value<std::string>()->required(), kind_names().c_str())(
@@ -127,11 +152,7 @@ int describe_command(const std::vector<std::string>& arguments) {
   const ComponentInfo& info = registry.component(*kind, name);
   if (format == TableFormat::table) {
     std::cout << to_string(*kind) << " " << info.name << " (plugin " << info.plugin << "): " << info.summary << "\n";
-    if (*kind == ComponentKind::model) {
-      const std::string& logits = registry.models().get(name).meta.logits_pattern;
-      std::cout << "logits pattern (\"@logits\" in [checkpoint] exclude): "
-                << (logits.empty() ? std::string("none declared") : "\"" + logits + "\"") << "\n";
-    }
+    if (*kind == ComponentKind::model) print_model_meta(registry.models().get(name).meta);
     std::cout << "\n";
   }
   std::cout << render(schema_table(info.schema), format);

@@ -86,6 +86,7 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
   c.model = guarded("model", s.model_plugin, [&] { return model_entry.create(s.model_params, input); });
   require(c.model, "model", s.model_plugin, "model");
   c.model->to(device);
+  for (const auto& [name, weight] : model_entry.meta.aux_logits) c.aux_weights[name] = s.aux_weight >= 0 ? s.aux_weight : weight;
   c.tensor_records = initialize_from(*c.model, s.checkpoint, model_entry.meta.logits_pattern);
   for (auto& frozen : freeze_parameters(*c.model, s.checkpoint, model_entry.meta.logits_pattern))
     c.tensor_records.push_back(std::move(frozen));

@@ -1,6 +1,7 @@
 // Builds the components a recipe names, through the registry's factories.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct TrainingComponents {
   std::int64_t updates_per_epoch = 0;
   std::int64_t total_updates = 0;
   std::int64_t epochs = 0;  // epochs needed to run total_updates
+  // Loss weight of each auxiliary classifier the model declares ([loss] aux_weight or its own).
+  std::map<std::string, double> aux_weights;
   // What [checkpoint] init_from loaded and skipped, and what was frozen.
   std::vector<TensorRecord> tensor_records;
 };

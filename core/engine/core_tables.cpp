@@ -140,6 +140,10 @@ ParamSchema loss_schema() {
       real_param("label_smoothing", 0.0, "cross-entropy label smoothing (the MindSpore seed uses 0.1)")
           .at_least(0)
           .less_than(1),
+      real_param("aux_weight", -1.0,
+                 "weight of the auxiliary classifiers' loss (Inception's AuxLogits), added in training only; "
+                 "-1: the model's declared weight (0.4 for inception_v3)")
+          .at_least(-1),
   };
 }
 

@@ -26,6 +26,12 @@ void LogWindow::add_update(const StepTiming& row, const at::Tensor& loss) {
   fill_phase_times(/*wait=*/false);
 }
 
+void LogWindow::add_scalar(const std::string& metric, const at::Tensor& value) {
+  auto& [sum, count] = scalars_[metric];
+  sum = sum.defined() ? sum + value.to(at::kFloat) : value.to(at::kFloat);
+  ++count;
+}
+
 // Phase times arrive from the timer in step order, one step late on CUDA.
 void LogWindow::fill_phase_times(bool wait) {
   for (const auto& times : timer_.take(wait)) {
@@ -46,6 +52,7 @@ LogWindow::Summary LogWindow::flush(std::int64_t epoch) {
     values.push_back(top1_.to(at::kDouble));
     values.push_back(top5_.to(at::kDouble));
   }
+  for (const auto& [metric, sum_and_count] : scalars_) values.push_back(sum_and_count.first.to(values.front().dtype()));
   const auto host = at::stack(values).to(at::kCPU, at::kDouble).contiguous();
   const double* read = host.data_ptr<double>();
   double sum = 0;
@@ -67,8 +74,12 @@ LogWindow::Summary LogWindow::flush(std::int64_t epoch) {
     if (has_top5_)
       store_.record_metric(run_id_, summary.last_step, epoch, "train/top5", hits[1] / static_cast<double>(images_));
   }
+  const double* scalar = read + rows_.size() + (images_ > 0 ? 2 : 0);
+  for (const auto& [metric, sum_and_count] : scalars_)
+    store_.record_metric(run_id_, summary.last_step, epoch, metric, *scalar++ / static_cast<double>(sum_and_count.second));
   rows_.clear();
   losses_.clear();
+  scalars_.clear();
   timed_rows_ = 0;
   top1_ = top5_ = at::Tensor();
   images_ = 0;

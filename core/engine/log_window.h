@@ -7,6 +7,9 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "phase_timer.h"
@@ -22,6 +25,9 @@ class LogWindow {
   void count_hits(const at::Tensor& logits, const at::Tensor& labels);
   // A finished update: its row (without loss and phase times yet) and its loss on the device.
   void add_update(const StepTiming& row, const at::Tensor& loss);
+  // Another per-micro-batch scalar on the device (an auxiliary loss): its
+  // mean over the window is recorded as `metric` at flush.
+  void add_scalar(const std::string& metric, const at::Tensor& value);
   bool empty() const { return rows_.empty(); }
 
   struct Summary {
@@ -42,6 +48,7 @@ class LogWindow {
   PhaseTimer& timer_;
   std::vector<StepTiming> rows_;
   std::vector<at::Tensor> losses_;
+  std::map<std::string, std::pair<at::Tensor, std::int64_t>> scalars_;  // metric -> (sum on the device, count)
   std::size_t timed_rows_ = 0;  // rows that have their phase times
   at::Tensor top1_, top5_;      // hits, on the device
   std::int64_t images_ = 0;

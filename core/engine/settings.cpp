@@ -95,6 +95,7 @@ Settings settings_of(const Recipe& recipe) {
                     : format == "contiguous"  ? MemoryFormat::contiguous
                                               : MemoryFormat::automatic;
   s.label_smoothing = recipe.table("loss").core.real("label_smoothing");
+  s.aux_weight = recipe.table("loss").core.real("aux_weight");
   s.optimizer = optimizer_settings(recipe.table("optimizer"));
   s.schedule = schedule_settings(recipe.table("schedule"));
   s.precision = precision_settings(recipe.table("precision").core);

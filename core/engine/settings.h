@@ -98,6 +98,7 @@ struct Settings {
   Params model_params;
   MemoryFormat memory_format = MemoryFormat::automatic;
   double label_smoothing = 0.0;
+  double aux_weight = -1.0;  // < 0: each auxiliary classifier's declared weight
   OptimizerSettings optimizer;
   ScheduleSettings schedule;
   PrecisionSettings precision;

@@ -155,6 +155,31 @@ class TrainingRun {
     return c_.model->forward(images);
   }
 
+  ModelOutput forward_train(const at::Tensor& images) {
+    AutocastScope autocast(device_.type(), s_.precision.mode);
+    return c_.model->forward_train(images);
+  }
+
+  at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& labels) const {
+    return at::cross_entropy_loss(logits.to(at::kFloat), labels, {}, at::Reduction::Mean, /*ignore_index=*/-100,
+                                  s_.label_smoothing);
+  }
+
+  // The auxiliary classifiers' losses, weighted, each also logged as train/<name>_loss.
+  at::Tensor weighted_aux_loss(const std::map<std::string, at::Tensor>& aux_logits, const at::Tensor& labels) {
+    at::Tensor total;
+    for (const auto& [name, logits] : aux_logits) {
+      const auto weight = c_.aux_weights.find(name);
+      if (weight == c_.aux_weights.end())
+        throw Error("[model] " + s_.model_plugin + " returned auxiliary logits '" + name +
+                    "' that its ModelMeta does not declare (a plugin bug)");
+      const auto loss = cross_entropy(logits, labels);
+      window_.add_scalar("train/" + name + "_loss", loss.detach());
+      total = total.defined() ? total + weight->second * loss : weight->second * loss;
+    }
+    return total;
+  }
+
   // One micro-batch: forward, loss, backward. Returns the loss, on the device.
   at::Tensor micro_batch(const Batch& batch, StepTiming& timing) {
     auto t0 = Clock::now();
@@ -165,11 +190,14 @@ class TrainingRun {
     timer_.compute_begins();
     // Loss in fp32 whatever the autocast dtype; divided so that accumulated
     // micro-batch gradients are the mean over the whole update's batch.
-    const auto logits = forward(images).to(at::kFloat);
-    const auto loss = at::cross_entropy_loss(logits, labels, {}, at::Reduction::Mean, /*ignore_index=*/-100,
-                                             s_.label_smoothing);
-    window_.count_hits(logits.detach(), labels);
-    scaler_.scale(loss / static_cast<double>(c_.micro_batches_per_update)).backward();
+    // train/loss is the main classifier's; auxiliary losses are logged apart.
+    const ModelOutput output = forward_train(images);
+    const auto loss = cross_entropy(output.logits, labels);
+    window_.count_hits(output.logits.detach(), labels);
+    auto objective = loss;
+    if (!output.aux_logits.empty())
+      if (const auto aux = weighted_aux_loss(output.aux_logits, labels); aux.defined()) objective = loss + aux;
+    scaler_.scale(objective / static_cast<double>(c_.micro_batches_per_update)).backward();
     timer_.compute_ends();
     timing.images += labels.size(0);
     return loss.detach();

@@ -11,6 +11,7 @@ namespace orchestrate {
 
 Dataset::~Dataset() = default;
 Model::~Model() = default;
+ModelOutput Model::forward_train(const at::Tensor& images) { return {forward(images), {}}; }
 LrSchedule::~LrSchedule() = default;
 OptimizerWrapper::~OptimizerWrapper() = default;
 void OptimizerWrapper::before_step(UpdateView&) {}

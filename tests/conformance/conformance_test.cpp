@@ -224,8 +224,11 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(ModelConformance);
 
 using ModelEntry = orchestrate::ComponentRegistry<orchestrate::ModelFactory, orchestrate::ModelMeta>::Entry;
 
-// The inputs every model is tried on: Fashion-MNIST-sized, then CIFAR-sized.
-const std::vector<orchestrate::ModelInput> kSampleInputs{{1, 28, 28, 10}, {3, 32, 32, 5}};
+// The inputs every model is tried on: Fashion-MNIST-sized, then CIFAR-sized;
+// then, only for a model that declined both, ImageNet-sized at the smallest
+// side Inception v3 with its aux head takes (299), to keep the test fast.
+const std::vector<orchestrate::ModelInput> kSampleInputs{{1, 28, 28, 10}, {3, 32, 32, 5}, {3, 299, 299, 4}};
+constexpr std::size_t kInputsEveryModelIsTriedOn = 2;
 
 std::string describe(const orchestrate::ModelInput& input) {
   return std::to_string(input.channels) + "x" + std::to_string(input.height) + "x" + std::to_string(input.width) +
@@ -254,7 +257,9 @@ TEST_P(ModelConformance, ForwardGivesFiniteLogitsAndBackwardReachesEveryParamete
   const auto& entry = registry().models().get(GetParam());
   const auto params = sample_params(entry.info.schema);
   int accepted = 0;
-  for (const auto& input : kSampleInputs) {
+  for (std::size_t index = 0; index < kSampleInputs.size(); ++index) {
+    const auto& input = kSampleInputs[index];
+    if (accepted > 0 && index >= kInputsEveryModelIsTriedOn) break;
     SCOPED_TRACE(describe(input));
     torch::manual_seed(0);
     const auto model = create_unless_below_minimum(entry, params, input);
@@ -262,17 +267,58 @@ TEST_P(ModelConformance, ForwardGivesFiniteLogitsAndBackwardReachesEveryParamete
     ++accepted;
     ASSERT_FALSE(model->parameters().empty());
     model->train();
-    const auto logits = model->forward(at::rand({3, input.channels, input.height, input.width}));
-    ASSERT_EQ(logits.sizes(), (std::vector<std::int64_t>{3, input.num_classes}));
-    EXPECT_EQ(logits.scalar_type(), at::kFloat);
-    EXPECT_TRUE(logits.isfinite().all().item<bool>());
-    at::cross_entropy_loss(logits, at::tensor(std::vector<std::int64_t>{0, 1, 2})).backward();
+    // As the trainer runs it, so aux logits (Inception's) reach their own head's parameters.
+    const auto output = model->forward_train(at::rand({3, input.channels, input.height, input.width}));
+    const auto labels = at::tensor(std::vector<std::int64_t>{0, 1, 2});
+    auto loss = at::zeros({});
+    std::map<std::string, at::Tensor> all_logits = output.aux_logits;
+    all_logits.emplace("logits", output.logits);
+    for (const auto& [name, logits] : all_logits) {
+      SCOPED_TRACE(name);
+      ASSERT_EQ(logits.sizes(), (std::vector<std::int64_t>{3, input.num_classes}));
+      EXPECT_EQ(logits.scalar_type(), at::kFloat);
+      EXPECT_TRUE(logits.isfinite().all().item<bool>());
+      loss = loss + at::cross_entropy_loss(logits, labels);
+    }
+    loss.backward();
     for (const auto& parameter : model->named_parameters()) {
       ASSERT_TRUE(parameter.value().grad().defined()) << parameter.key() << " got no gradient";
       EXPECT_TRUE(parameter.value().grad().isfinite().all().item<bool>()) << parameter.key();
     }
   }
   EXPECT_GT(accepted, 0) << "the model declined every sample input";
+}
+
+// The trainer weights each auxiliary classifier by name (ModelMeta::aux_logits):
+// forward_train must return exactly the declared ones, shaped like the logits,
+// and its main logits must be what forward() gives.
+TEST_P(ModelConformance, TrainingForwardReturnsExactlyTheDeclaredAuxLogits) {
+  const auto& entry = registry().models().get(GetParam());
+  const auto params = sample_params(entry.info.schema);
+  for (const auto& input : kSampleInputs) {
+    SCOPED_TRACE(describe(input));
+    torch::manual_seed(0);
+    const auto model = create_unless_below_minimum(entry, params, input);
+    if (!model) continue;
+    model->train();
+    const auto images = at::rand({2, input.channels, input.height, input.width});
+    torch::manual_seed(1);
+    const auto output = model->forward_train(images);
+    ASSERT_EQ(output.logits.sizes(), (std::vector<std::int64_t>{2, input.num_classes}));
+    std::vector<std::string> returned, declared;
+    for (const auto& [name, logits] : output.aux_logits) {
+      returned.push_back(name);
+      EXPECT_EQ(logits.sizes(), output.logits.sizes()) << "aux logits '" << name << "'";
+    }
+    for (const auto& [name, weight] : entry.meta.aux_logits) {
+      declared.push_back(name);
+      EXPECT_GT(weight, 0) << "aux logits '" << name << "' need a positive default loss weight";
+    }
+    EXPECT_EQ(returned, declared);
+    model->eval();
+    EXPECT_EQ(model->forward(images).sizes(), output.logits.sizes());
+    return;  // one accepted input is enough
+  }
 }
 
 // Transfer learning leaves out the classifier head by the model's declared

@@ -62,12 +62,27 @@ struct WrapperRules {
   std::function<std::int64_t(const Params&)> micro_batches;
 };
 
+// How a model's published weights expect images: resized to `resize`, center
+// cropped to the input size, scaled to [0, 1], then normalized per channel.
+struct PreprocessingPreset {
+  std::string name;           // "imagenet", "inception", "none"
+  std::vector<double> mean;   // per channel, on [0, 1] pixels; empty: no normalization
+  std::vector<double> std;
+  std::int64_t resize = 0;    // shorter side before the center crop; 0: no resize
+};
+
 // Declared by a model at registration, read by the host before it builds anything.
 struct ModelMeta {
   // Glob over parameter names matching the classifier head, the layer whose
   // shape depends on num_classes (MoXing's default_logits_pattern): "fc.*".
   // Transfer learning excludes it by name with `exclude = ["@logits"]`.
   std::string logits_pattern;
+  // The input side its published weights were trained at (224, 299); 0: any.
+  std::int64_t input_size = 0;
+  // Auxiliary classifiers forward_train returns, with their default loss
+  // weight (Inception's {"aux", 0.4}); empty for most models.
+  std::map<std::string, double> aux_logits;
+  PreprocessingPreset preprocessing;
 };
 
 // What every entry has, whatever its kind: enough for `plugins` and `describe`.

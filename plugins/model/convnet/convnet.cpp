@@ -14,6 +14,7 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
+#include "orchestrate/model_presets.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"
@@ -105,7 +106,7 @@ void register_components(orchestrate::Registry& registry) {
         return std::make_shared<ConvNet>(params.integer_list("filters"), params.integer("dense_units"),
                                          params.string("init"), input);
       },
-      ModelMeta{"logits.*"});
+      ModelMeta{"logits.*", 28, {}, no_preprocessing()});
 }
 
 }  // namespace

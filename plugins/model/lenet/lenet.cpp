@@ -11,6 +11,7 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
+#include "orchestrate/model_presets.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"
@@ -62,7 +63,7 @@ void register_components(orchestrate::Registry& registry) {
   registry.models().add(
       "lenet", "LeNet-5: two 5x5 conv + max-pool stages, dense 120, 84 (ReLU)", orchestrate::ParamSchema{},
       [](const orchestrate::Params&, const ModelInput& input) { return std::make_shared<LeNet5>(input); },
-      orchestrate::ModelMeta{"fc3.*"});
+      orchestrate::ModelMeta{"fc3.*", 28, {}, orchestrate::no_preprocessing()});
 }
 
 }  // namespace

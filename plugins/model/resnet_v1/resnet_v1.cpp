@@ -24,6 +24,7 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
+#include "orchestrate/model_presets.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"
@@ -229,7 +230,7 @@ void register_components(orchestrate::Registry& registry) {
         if (!architecture) throw RecipeError("[model] resnet_v1: " + unsupported_depth(depth));
         return std::make_shared<ResNetV1>(*architecture, params.boolean("zero_init_residual"), input);
       },
-      ModelMeta{"fc.*"});
+      ModelMeta{"fc.*", 224, {}, imagenet_preprocessing()});
 }
 
 }  // namespace

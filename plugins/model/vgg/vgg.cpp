@@ -21,6 +21,7 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
+#include "orchestrate/model_presets.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"
@@ -139,7 +140,7 @@ void register_components(orchestrate::Registry& registry) {
         if (!layers) throw RecipeError("[model] vgg: " + unsupported_depth(depth));
         return std::make_shared<Vgg>(*layers, params.boolean("batch_norm"), params.real("dropout"), input);
       },
-      ModelMeta{"classifier.6.*"});
+      ModelMeta{"classifier.6.*", 224, {}, imagenet_preprocessing()});
 }
 
 }  // namespace
