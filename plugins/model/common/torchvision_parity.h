@@ -1,7 +1,7 @@
-// Parity of a model plugin with its torchvision original. Python builds the
-// torchvision model, writes its state_dict and a fixed batch with the logits
-// it gives (eval mode, then train mode) as safetensors files; the C++ model
-// must have the same parameter and buffer names and shapes, load those
+// Parity of a model plugin with its torchvision (or timm) original. Python
+// builds the reference model, writes its state_dict and a fixed batch with
+// the logits it gives (eval mode, then train mode) as safetensors files; the
+// C++ model must have the same parameter and buffer names and shapes, load those
 // weights by name, and give the same logits and batch-norm statistics. In
 // train mode the C++ side runs forward_train, so models whose torchvision
 // original returns auxiliary logits in training (Inception3's
@@ -46,6 +46,9 @@ struct ParityOptions {
   // is, and its init draws the same numbers in the same order as
   // torchvision's: its weights must equal the reference's before any copy.
   bool same_initial_state = false;
+  // The Python package the constructor expression names, imported beside
+  // torch: "torchvision", or "timm" for timm.create_model(...).
+  std::string python_module = "torchvision";
 };
 
 inline constexpr std::string_view kTrainAuxPrefix = "train_aux.";
@@ -57,14 +60,16 @@ inline std::map<std::string, at::Tensor> read_tensors(const std::string& path) {
 }
 
 // `constructor`: a Python expression building the model, e.g.
-// "torchvision.models.resnet18(num_classes=7)".
+// "torchvision.models.resnet18(num_classes=7)"; `python_module`: the package
+// it names, imported first (a missing one fails with the setup hint).
 inline TorchvisionReference torchvision_reference(const std::string& constructor,
-                                                  const std::vector<std::int64_t>& image_shape) {
+                                                  const std::vector<std::int64_t>& image_shape,
+                                                  const std::string& python_module = "torchvision") {
   testing::ScratchDir dir;
   std::string shape;
   for (const auto side : image_shape) shape += std::to_string(side) + ",";
   const std::string script =
-      "import torch, torchvision\n"
+      "import torch, " + python_module + "\n"
       "from safetensors.torch import save_file\n"
       "torch.manual_seed(0)\n"
       "model = " + constructor + "\n"
@@ -142,7 +147,7 @@ inline double max_relative_buffer_diff(Model& model, const std::map<std::string,
 inline void expect_torchvision_parity(Model& model, const std::string& constructor,
                                       const std::vector<std::int64_t>& image_shape,
                                       const ParityOptions& options = {}) {
-  const auto reference = torchvision_reference(constructor, image_shape);
+  const auto reference = torchvision_reference(constructor, image_shape, options.python_module);
   auto state = state_of(model);
   ASSERT_EQ(shapes_of(state), shapes_of(reference.state)) << "names or shapes differ from " << constructor;
   EXPECT_EQ(parameter_count(model), reference.parameter_count);
