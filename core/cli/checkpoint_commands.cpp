@@ -2,16 +2,14 @@
 // its weights as a safetensors file for other tools.
 #include <c10/core/ScalarType.h>
 
-#include <cstdio>
 #include <filesystem>
-#include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "checkpoint.h"
 #include "command.h"
 #include "durable_file.h"
 #include "options.h"
+#include "resume.h"
 #include "orchestrate/error.h"
 #include "safetensors.h"
 #include "table_format.h"
@@ -22,12 +20,6 @@ namespace orchestrate::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string fixed(double value, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << value;
-  return out.str();
-}
 
 std::string metric_cell(const std::map<std::string, double>& metrics, const std::string& name) {
   const auto it = metrics.find(name);
@@ -45,10 +37,9 @@ std::string checkpoint_of(const std::string& source, const po::variables_map& va
   if (is_checkpoint(source) || fs::is_regular_file(source)) return source;
   const RunStore store = open_existing_store(values);
   const RunSummary run = find_run_or_throw(store, source);
-  const auto rows = store.checkpoints(run.id);
-  for (auto it = rows.rbegin(); it != rows.rend(); ++it)
-    if (is_checkpoint(it->path)) return it->path;
-  throw UsageError("run " + std::to_string(run.id) + " has no checkpoint on disk");
+  const std::string newest = newest_checkpoint_of(store, run.id);
+  if (newest.empty()) throw UsageError("run " + std::to_string(run.id) + " has no checkpoint on disk");
+  return newest;
 }
 
 int export_weights(const std::string& source, const std::string& target, const po::variables_map& values) {

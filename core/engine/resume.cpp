@@ -18,15 +18,14 @@ std::string same_file_key(const std::string& path) {
   return error ? path : canonical.string();
 }
 
-// The newest checkpoint of a run that is still on disk, or "".
+}  // namespace
+
 std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id) {
   auto rows = store.checkpoints(run_id);
   for (auto it = rows.rbegin(); it != rows.rend(); ++it)
     if (is_checkpoint(it->path)) return it->path;
   return "";
 }
-
-}  // namespace
 
 std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store) {
   std::error_code error;

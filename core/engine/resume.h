@@ -16,6 +16,9 @@ namespace orchestrate {
 // newest run of this recipe file). A UsageError says what is missing.
 std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store);
 
+// The newest of a run's recorded checkpoints that is still on disk, or "".
+std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id);
+
 // Compares the checkpoint's recipe with the one resuming it. A changed key
 // that changes the trajectory (data, model, optimizer, batch, ...) is a
 // RecipeError naming it; the allowed changes (log cadence, checkpoint

@@ -14,12 +14,6 @@ namespace orchestrate {
 
 namespace {
 
-std::string shape_text(const at::Tensor& t) {
-  std::ostringstream out;
-  out << t.sizes();
-  return out.str();
-}
-
 // The default generator of every device this process uses: the CPU one
 // (weight init, dropout on CPU) and each CUDA device's.
 std::vector<std::pair<std::string, at::Generator>> default_generators() {
@@ -32,6 +26,12 @@ std::vector<std::pair<std::string, at::Generator>> default_generators() {
 }
 
 }  // namespace
+
+std::string shape_text(at::IntArrayRef sizes) {
+  std::ostringstream out;
+  out << sizes;
+  return out.str();
+}
 
 NamedTensors model_state(const torch::nn::Module& model) {
   NamedTensors out;
@@ -50,8 +50,8 @@ void load_model_state(torch::nn::Module& model, const NamedTensors& weights, con
     if (it == saved.end())
       throw Error(source + " has no tensor '" + name + "' of this model: it was saved from another model");
     if (it->second->sizes() != tensor.sizes())
-      throw Error(source + ": tensor '" + name + "' has shape " + shape_text(*it->second) + ", the model's is " +
-                  shape_text(tensor) + ": it was saved from another model configuration");
+      throw Error(source + ": tensor '" + name + "' has shape " + shape_text(it->second->sizes()) + ", the model's is " +
+                  shape_text(tensor.sizes()) + ": it was saved from another model configuration");
     // copy_ keeps the live tensor's device and memory format (channels_last).
     const_cast<at::Tensor&>(tensor).copy_(*it->second);
     saved.erase(it);

@@ -4,23 +4,17 @@
 
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 #include "checkpoint.h"
 #include "orchestrate/error.h"
 #include "safetensors.h"
+#include "training_state.h"
 
 namespace orchestrate {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string shape_text(at::IntArrayRef sizes) {
-  std::ostringstream out;
-  out << sizes;
-  return out.str();
-}
 
 // "@logits" is the model's declared logits pattern; anything else a glob.
 std::vector<std::string> expand_patterns(const std::vector<std::string>& patterns, const std::string& logits_pattern,

@@ -16,13 +16,6 @@ constexpr std::size_t kMinStepsToDropWarmUp = 11;  // "more than 10 steps"
 // The final metrics shown by `orchestrate runs`, in column order.
 const std::vector<std::string> kRunsTableMetrics = {"eval/top1", "eval/top5", "train/loss"};
 
-std::string fixed(double value, int decimals) {
-  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(decimals) << value;
-  return out.str();
-}
-
 double median_of_sorted(const std::vector<double>& sorted) {
   const std::size_t n = sorted.size();
   return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;

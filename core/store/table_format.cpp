@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iomanip>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -127,6 +128,13 @@ std::string render(const Table& table, TableFormat format) {
     case TableFormat::json: return render_json(table);
   }
   return render_aligned(table);  // unreachable: every format is handled above
+}
+
+std::string fixed(double value, int decimals) {
+  if (!std::isfinite(value)) return std::isnan(value) ? "nan" : (value > 0 ? "inf" : "-inf");
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(decimals) << value;
+  return out.str();
 }
 
 }  // namespace orchestrate

@@ -26,4 +26,7 @@ TableFormat parse_table_format(const std::string& name);
 // Every format ends with a newline.
 std::string render(const Table& table, TableFormat format);
 
+// A number as a cell: `decimals` digits after the point; nan, inf, -inf spelled out.
+std::string fixed(double value, int decimals);
+
 }  // namespace orchestrate

@@ -20,30 +20,15 @@
 
 #include <cstdint>
 
+#include "../common/conv_norm_relu.h"
+
 namespace inception_resnet_v2 {
 
 namespace nn = torch::nn;
 
-// Shorthand for timm's conv_block(in, out, kernel_size=...) arguments.
-inline nn::Conv2dOptions conv(std::int64_t in, std::int64_t out, torch::ExpandingArray<2> kernel) {
-  return nn::Conv2dOptions(in, out, kernel);
-}
-
-// timm's ConvNormAct: conv (no bias: the batch norm's shift replaces it),
-// batch norm with eps 0.001 (TF-slim's, kept for the ported weights), ReLU.
-class ConvNormActImpl : public nn::Module {
- public:
-  explicit ConvNormActImpl(nn::Conv2dOptions options)
-      : conv_(register_module("conv", nn::Conv2d(options.bias(false)))),
-        bn_(register_module("bn", nn::BatchNorm2d(nn::BatchNorm2dOptions(options.out_channels()).eps(0.001)))) {}
-
-  at::Tensor forward(const at::Tensor& x) { return bn_(conv_(x)).relu_(); }
-
- private:
-  nn::Conv2d conv_;
-  nn::BatchNorm2d bn_;
-};
-TORCH_MODULE(ConvNormAct);
+// The ConvNormAct unit (plugins/model/common/conv_norm_relu.h), by timm's name.
+using ConvNormAct = model_blocks::ConvNormRelu;
+using model_blocks::conv;
 
 inline nn::MaxPool2d max_pool_3x3_stride_2() { return nn::MaxPool2d(nn::MaxPool2dOptions(3).stride(2)); }
 

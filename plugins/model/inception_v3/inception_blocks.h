@@ -13,30 +13,15 @@
 
 #include <cstdint>
 
+#include "../common/conv_norm_relu.h"
+
 namespace inception_v3 {
 
 namespace nn = torch::nn;
 
-// Shorthand for torchvision's conv_block(in, out, kernel_size=...) arguments.
-inline nn::Conv2dOptions conv(std::int64_t in, std::int64_t out, torch::ExpandingArray<2> kernel) {
-  return nn::Conv2dOptions(in, out, kernel);
-}
-
-// conv (no bias: the batch norm's shift replaces it), batch norm with eps
-// 0.001 (TF-slim's, kept by torchvision for the ported weights), ReLU.
-class BasicConv2dImpl : public nn::Module {
- public:
-  explicit BasicConv2dImpl(nn::Conv2dOptions options)
-      : conv_(register_module("conv", nn::Conv2d(options.bias(false)))),
-        bn_(register_module("bn", nn::BatchNorm2d(nn::BatchNorm2dOptions(options.out_channels()).eps(0.001)))) {}
-
-  at::Tensor forward(const at::Tensor& x) { return bn_(conv_(x)).relu_(); }
-
- private:
-  nn::Conv2d conv_;
-  nn::BatchNorm2d bn_;
-};
-TORCH_MODULE(BasicConv2d);
+// The BasicConv2d unit (plugins/model/common/conv_norm_relu.h), by torchvision's name.
+using BasicConv2d = model_blocks::ConvNormRelu;
+using model_blocks::conv;
 
 // 35x35 grid: 1x1, 5x5, double 3x3 and pooled branches (Mixed_5b/c/d).
 class InceptionAImpl : public nn::Module {
