@@ -1,0 +1,52 @@
+#include "preprocessing_spec.h"
+
+#include <nlohmann/json.hpp>
+
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+
+std::string to_json_text(const PreprocessingSpec& spec) {
+  const nlohmann::ordered_json json{{"format", kPreprocessingFormat},
+                                    {"color", spec.channels == 1 ? "grey" : "rgb"},
+                                    {"channels", spec.channels},
+                                    {"height", spec.height},
+                                    {"width", spec.width},
+                                    {"resize", spec.resize},
+                                    {"scale", spec.scale},
+                                    {"mean", spec.mean},
+                                    {"std", spec.std},
+                                    {"layout", spec.layout},
+                                    {"dtype", spec.dtype}};
+  return json.dump(2) + "\n";
+}
+
+PreprocessingSpec parse_preprocessing_spec(const std::string& text, const std::string& path) {
+  PreprocessingSpec spec;
+  try {
+    const auto json = nlohmann::json::parse(text);
+    if (json.value("format", "") != kPreprocessingFormat)
+      throw Error(path + ": format is not \"" + std::string(kPreprocessingFormat) + "\"; re-export the model");
+    spec.channels = json.at("channels").get<std::int64_t>();
+    spec.height = json.at("height").get<std::int64_t>();
+    spec.width = json.at("width").get<std::int64_t>();
+    spec.resize = json.at("resize").get<std::string>();
+    spec.scale = json.at("scale").get<double>();
+    spec.mean = json.at("mean").get<std::vector<double>>();
+    spec.std = json.at("std").get<std::vector<double>>();
+    spec.layout = json.at("layout").get<std::string>();
+    spec.dtype = json.at("dtype").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": not a valid preprocessing spec (" + e.what() + "); re-export the model");
+  }
+  const auto per_channel = [&](const std::vector<double>& v) {
+    return v.size() == 1 || static_cast<std::int64_t>(v.size()) == spec.channels;
+  };
+  if ((spec.channels != 1 && spec.channels != 3) || spec.height < 1 || spec.width < 1 || !per_channel(spec.mean) ||
+      !per_channel(spec.std) || spec.resize != "bilinear_antialias" || spec.layout != "NCHW" || spec.dtype != "float32")
+    throw Error(path + ": unsupported preprocessing (channels 1 or 3, a positive size, one mean/std per channel, "
+                       "bilinear_antialias resize, NCHW float32); re-export the model with this orchestrate");
+  return spec;
+}
+
+}  // namespace orchestrate
