@@ -36,7 +36,11 @@ json to_json(const CheckpointMeta& m) {
               {"evaluated_at_step", m.evaluated_at_step},
               {"reason", m.reason},
               {"created_at", m.created_at},
+              {"run_name", m.run_name},
               {"model", m.model},
+              {"input_shape", m.input_shape},
+              {"num_classes", m.num_classes},
+              {"class_names", m.class_names},
               {"metrics", m.metrics},
               {"recipe_params", m.recipe_params},
               {"file_bytes", m.file_bytes}};
@@ -53,7 +57,11 @@ CheckpointMeta meta_from_json(const json& j) {
   m.evaluated_at_step = j.at("evaluated_at_step").get<std::int64_t>();
   m.reason = j.at("reason").get<std::string>();
   m.created_at = j.at("created_at").get<std::string>();
+  m.run_name = j.value("run_name", std::string());
   m.model = j.at("model").get<std::string>();
+  m.input_shape = j.value("input_shape", std::vector<std::int64_t>{});
+  m.num_classes = j.value("num_classes", std::int64_t{0});
+  m.class_names = j.value("class_names", std::vector<std::string>{});
   m.metrics = j.at("metrics").get<std::map<std::string, double>>();
   m.recipe_params = j.at("recipe_params").get<std::map<std::string, std::string>>();
   m.file_bytes = j.at("file_bytes").get<std::map<std::string, std::int64_t>>();

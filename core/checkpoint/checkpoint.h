@@ -37,7 +37,15 @@ struct CheckpointMeta {
   std::int64_t evaluated_at_step = -1;  // the step of the latest evaluation; -1: none yet
   std::string reason;            // interval, epoch, time, end, signal
   std::string created_at;        // ISO-8601 UTC
+  std::string run_name;          // the run's name (its recipe's [run] name or file name)
   std::string model;             // the model component's name
+  // What the model was built for, so it can be rebuilt (export, eval) without
+  // loading the data set: [channels, height, width], the classes and their
+  // names (empty when the data set has none). Older checkpoints lack them:
+  // then the recipe's data set says.
+  std::vector<std::int64_t> input_shape;
+  std::int64_t num_classes = 0;
+  std::vector<std::string> class_names;
   std::map<std::string, double> metrics;                  // the newest value of each, at this step
   std::map<std::string, std::string> recipe_params;       // the resolved recipe, flattened
   std::map<std::string, std::int64_t> file_bytes;         // size of each file above

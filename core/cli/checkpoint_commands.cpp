@@ -6,10 +6,10 @@
 #include <iostream>
 
 #include "checkpoint.h"
+#include "checkpoint_argument.h"
 #include "command.h"
 #include "durable_file.h"
 #include "options.h"
-#include "resume.h"
 #include "orchestrate/error.h"
 #include "safetensors.h"
 #include "table_format.h"
@@ -24,22 +24,6 @@ namespace {
 std::string metric_cell(const std::map<std::string, double>& metrics, const std::string& name) {
   const auto it = metrics.find(name);
   return it == metrics.end() ? "" : fixed(it->second, 4);
-}
-
-RunSummary find_run_or_throw(const RunStore& store, const std::string& id) {
-  auto run = store.find_run(id);
-  if (!run) throw UsageError("no run '" + id + "' in " + store.path() + "; `orchestrate runs` lists the runs");
-  return *run;
-}
-
-// A checkpoint directory, or the newest checkpoint on disk of a run.
-std::string checkpoint_of(const std::string& source, const po::variables_map& values) {
-  if (is_checkpoint(source) || fs::is_regular_file(source)) return source;
-  const RunStore store = open_existing_store(values);
-  const RunSummary run = find_run_or_throw(store, source);
-  const std::string newest = newest_checkpoint_of(store, run.id);
-  if (newest.empty()) throw UsageError("run " + std::to_string(run.id) + " has no checkpoint on disk");
-  return newest;
 }
 
 int export_weights(const std::string& source, const std::string& target, const po::variables_map& values) {

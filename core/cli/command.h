@@ -21,5 +21,7 @@ int runs_command(const std::vector<std::string>& arguments);
 int report_command(const std::vector<std::string>& arguments);
 int checkpoints_command(const std::vector<std::string>& arguments);
 int weights_command(const std::vector<std::string>& arguments);
+int export_command(const std::vector<std::string>& arguments);
+int predict_command(const std::vector<std::string>& arguments);
 
 }  // namespace orchestrate::cli

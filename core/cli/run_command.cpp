@@ -24,6 +24,7 @@ void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunS
       std::cout << "  " << metric << " " << std::setprecision(4) << it->second;
   }
   if (!outcome.checkpoint.empty()) std::cout << "\ncheckpoint " << outcome.checkpoint;
+  if (!outcome.exported.empty()) std::cout << "\nserving export " << outcome.exported;
   if (outcome.status == RunStatus::interrupted && !outcome.checkpoint.empty())
     std::cout << "\ncontinue it with --resume: orchestrate run " << recipe.path << " --resume " << outcome.run_id;
   std::cout << "\nrecorded in " << store.path() << " (orchestrate runs --db " << store.path() << ")\n\n";

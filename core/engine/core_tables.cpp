@@ -223,6 +223,17 @@ ParamSchema checkpoint_schema() {
   return schema;
 }
 
+ParamSchema export_schema() {
+  return {
+      string_param("dir", "",
+                   "when training ends, export the model for serving into this model repository "
+                   "(Triton layout: <dir>/<name>/<version>/model.pt); empty: no export"),
+      string_param("name", "", "the model's directory in the repository; empty: the run name"),
+      int_param("top_k", 5, "the served model returns the k most likely classes and their confidences").at_least(1),
+      int_param("max_batch_size", 64, "the largest batch the server may send (config.pbtxt)").at_least(1),
+  };
+}
+
 TableSpec core_table(std::string name, std::string doc, ParamSchema schema,
                      std::vector<std::string> resume_safe_keys = {}) {
   return TableSpec{std::move(name), std::move(doc), std::move(schema), std::nullopt, "", {}, {},
@@ -259,6 +270,8 @@ const std::vector<TableSpec>& recipe_tables() {
       core_table("checkpoint", "when checkpoints are saved, and transfer learning from one", checkpoint_schema(),
                  {"dir", "every_steps", "every_epochs", "save_interval_secs", "keep_max", "at_end", "on_signal",
                   "init_from", "exclude", "strict"}),
+      core_table("export", "a serving export (TorchScript in a Triton model repository) when training ends",
+                 export_schema(), {"*"}),
       core_table("log", "the run store and the progress line", log_schema(), {"*"}),
   };
   return tables;

@@ -102,6 +102,9 @@ Settings settings_of(const Recipe& recipe) {
   const auto& eval = recipe.table("eval").core;
   s.eval = {eval.boolean("enabled"), eval.integer("every_epochs"), eval.integer("batch_size")};
   s.checkpoint = checkpoint_settings(recipe.table("checkpoint").core);
+  const auto& exporting = recipe.table("export").core;
+  s.export_ = {exporting.string("dir"), exporting.string("name"), exporting.integer("top_k"),
+               exporting.integer("max_batch_size")};
   s.db = recipe.table("log").core.string("db");
   s.progress = recipe.table("log").core.string("progress");
   s.flush_seconds = recipe.table("log").core.real("flush_secs");

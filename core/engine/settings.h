@@ -90,6 +90,14 @@ struct CheckpointSettings {
   std::vector<std::string> frozen;     // globs
 };
 
+// [export]: a serving export when training ends (serving_export.h).
+struct ExportSettings {
+  std::string dir;  // the model repository; "": no export
+  std::string name;  // the model's directory in it; "": the run name
+  std::int64_t top_k = 5;
+  std::int64_t max_batch_size = 64;
+};
+
 struct Settings {
   RunSettings run;
   std::string data_plugin;
@@ -104,6 +112,7 @@ struct Settings {
   PrecisionSettings precision;
   EvalSettings eval;
   CheckpointSettings checkpoint;
+  ExportSettings export_;
   std::string db;
   std::string progress = "auto";
   double flush_seconds = 10.0;  // step rows reach the store at least this often

@@ -28,6 +28,7 @@
 #include "progress_line.h"
 #include "resume.h"
 #include "run_identity.h"
+#include "serving_export.h"
 #include "settings.h"
 #include "store_sql.h"
 #include "stop_signal.h"
@@ -315,7 +316,12 @@ class TrainingRun {
     meta.evaluated_at_step = evaluated_at_step_;
     meta.reason = reason;
     meta.created_at = utc_now_iso();
+    meta.run_name = s_.run.name;
     meta.model = s_.model_plugin;
+    const DatasetInfo info = c_.train_set->info();
+    meta.input_shape = {info.channels, info.height, info.width};
+    meta.num_classes = info.num_classes;
+    meta.class_names = info.class_names;
     meta.metrics = latest_metrics_;
     for (const auto& [key, value] : recipe_.flattened()) meta.recipe_params[key] = value;
     content.weights = model_state(*c_.model);
@@ -483,6 +489,30 @@ std::string transfer_summary(const std::vector<TensorRecord>& records) {
   return out;
 }
 
+// [export]: the finished run's model, served as it was evaluated last.
+std::string export_finished_run(const Settings& s, TrainingComponents& c, RunStore& store, std::int64_t run_id,
+                                std::int64_t steps, const std::string& checkpoint) {
+  const DatasetInfo info = c.train_set->info();
+  ServableModel servable{c.model, {info.channels, info.height, info.width, info.num_classes}, info.class_names,
+                         s.run.name, {}};
+  servable.provenance = {{"run_id", std::to_string(run_id)}, {"step", std::to_string(steps)},
+                         {"model", s.model_plugin}, {"checkpoint", checkpoint}};
+  if (const auto summary = store.find_run(std::to_string(run_id)))
+    for (const auto& [name, value] : summary->final_metrics) servable.provenance["metric." + name] = std::to_string(value);
+  try {
+    const ExportedVersion exported = export_for_serving(servable, s.export_);
+    store.record_event(run_id, "export",
+                       "serving model version " + std::to_string(exported.version) + " in " + exported.version_dir);
+    return exported.version_dir;
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    throw Error("training finished but the serving export failed: " + what.substr(0, what.find('\n')) +
+                (checkpoint.empty() ? std::string()
+                                    : "; the weights are in " + checkpoint + ": orchestrate export serving " +
+                                          checkpoint + " --out " + s.export_.dir));
+  }
+}
+
 }  // namespace
 
 TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& store, const TrainOptions& options) {
@@ -510,6 +540,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   }
   const std::string checkpoint_dir_root = checkpoint_root(s.checkpoint, store.path());
   require_writable_directory(checkpoint_dir_root, "[checkpoint] dir");
+  if (!s.export_.dir.empty()) require_writable_directory(s.export_.dir, "[export] dir");
   store.set_flush_interval(std::chrono::duration<double>(s.flush_seconds));
 
   // Installed before the run row exists: a Ctrl-C while the data loads still
@@ -554,6 +585,8 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     outcome.status = run.run();
     outcome.steps = run.steps();
     outcome.checkpoint = checkpointer.newest();
+    if (outcome.status == RunStatus::finished && !s.export_.dir.empty())
+      outcome.exported = export_finished_run(s, components, store, outcome.run_id, outcome.steps, outcome.checkpoint);
     store.finish_run(outcome.run_id, outcome.status);
   } catch (const std::exception& e) {
     try {

@@ -19,6 +19,7 @@ struct TrainOutcome {
   double wall_s = 0;
   std::map<std::string, double> final_metrics;  // "eval/top1", ...
   std::string checkpoint;  // the newest checkpoint written, "" if none
+  std::string exported;    // the serving version [export] wrote, "" if none
   bool resumed = false;
 };
 

@@ -223,5 +223,37 @@ print("config", config.name, config.platform, config.max_batch_size, list(config
       << out;
 }
 
+// The exported preprocessing equals torchvision's transforms on the same pixels:
+// v2 ToDtype(scale) after Resize(antialias=True), then Normalize.
+TEST(Preprocessing, MatchesTorchvisionResizeAndNormalize) {
+  ScratchDir dir;
+  at::manual_seed(5);
+  const auto pixels = at::randint(0, 256, {37, 53, 3}, at::kByte);
+  std::ofstream(dir.file("pixels.bin"), std::ios::binary)
+      .write(static_cast<const char*>(pixels.data_ptr()), static_cast<std::streamsize>(pixels.nbytes()));
+  PreprocessingSpec spec;
+  spec.channels = 3;
+  spec.height = 24;
+  spec.width = 20;
+  spec.mean = {0.485, 0.456, 0.406};
+  spec.std = {0.229, 0.224, 0.225};
+  const auto ours = apply_preprocessing(pixels, spec);
+  std::ofstream(dir.file("ours.bin"), std::ios::binary)
+      .write(static_cast<const char*>(ours.data_ptr()), static_cast<std::streamsize>(ours.nbytes()));
+  const std::string out = testing::run_python(R"(
+import numpy, torch
+from torchvision.transforms import functional as F
+d = ")" + dir.path().string() + R"("
+pixels = torch.from_numpy(numpy.fromfile(d + "/pixels.bin", dtype=numpy.uint8).reshape(37, 53, 3)).permute(2, 0, 1)
+x = F.resize(pixels.float(), [24, 20], antialias=True) / 255
+x = F.normalize(x, [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+ours = torch.from_numpy(numpy.fromfile(d + "/ours.bin", dtype=numpy.float32).reshape(3, 24, 20))
+print("max_diff", (ours - x).abs().max().item())
+)");
+  const double diff = std::stod(out.substr(out.find("max_diff ") + 9));
+  EXPECT_LE(diff, 1e-5) << out;
+  EXPECT_EQ(ours.sizes(), (at::IntArrayRef{3, 24, 20}));
+}
+
 }  // namespace
 }  // namespace orchestrate

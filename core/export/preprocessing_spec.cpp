@@ -1,5 +1,7 @@
 #include "preprocessing_spec.h"
 
+#include <ATen/ops/_upsample_bilinear2d_aa.h>
+#include <ATen/ops/tensor.h>
 #include <nlohmann/json.hpp>
 
 #include "orchestrate/error.h"
@@ -47,6 +49,17 @@ PreprocessingSpec parse_preprocessing_spec(const std::string& text, const std::s
     throw Error(path + ": unsupported preprocessing (channels 1 or 3, a positive size, one mean/std per channel, "
                        "bilinear_antialias resize, NCHW float32); re-export the model with this orchestrate");
   return spec;
+}
+
+at::Tensor apply_preprocessing(const at::Tensor& pixels, const PreprocessingSpec& spec) {
+  auto image = pixels.permute({2, 0, 1}).to(at::kFloat).unsqueeze(0);
+  if (image.size(2) != spec.height || image.size(3) != spec.width)
+    image = at::_upsample_bilinear2d_aa(image, {spec.height, spec.width}, /*align_corners=*/false);
+  image = image.squeeze(0) * spec.scale;
+  const auto per_channel = [](const std::vector<double>& v) {
+    return at::tensor(std::vector<float>(v.begin(), v.end())).view({-1, 1, 1});
+  };
+  return ((image - per_channel(spec.mean)) / per_channel(spec.std)).contiguous();
 }
 
 }  // namespace orchestrate

@@ -3,6 +3,8 @@
 // apply exactly what the model was trained on.
 #pragma once
 
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,5 +29,11 @@ std::string to_json_text(const PreprocessingSpec& spec);
 
 // Parses preprocessing.json; errors name `path` and the bad field.
 PreprocessingSpec parse_preprocessing_spec(const std::string& text, const std::string& path);
+
+// Decoded uint8 pixels [H, W, spec.channels] to the model's float32 input
+// [spec.channels, spec.height, spec.width]: resized (torchvision's
+// Resize(antialias=True) on a float tensor: the same ATen kernel), scaled,
+// then normalized.
+at::Tensor apply_preprocessing(const at::Tensor& pixels, const PreprocessingSpec& spec);
 
 }  // namespace orchestrate

@@ -27,6 +27,7 @@
 #include "orchestrate/registry.h"
 #include "core_tables.h"
 #include "plugin_host.h"
+#include "serving_module.h"
 
 namespace {
 
@@ -343,6 +344,30 @@ TEST_P(ModelConformance, LogitsPatternNamesExactlyTheTensorsShapedByNumClasses) 
     const bool in_head = ::fnmatch(pattern.c_str(), parameter.key().c_str(), 0) == 0;
     const bool follows_classes = parameter.value().sizes() != others[parameter.key()].sizes();
     EXPECT_EQ(in_head, follows_classes) << parameter.key() << " vs logits pattern \"" << pattern << "\"";
+  }
+}
+
+// `export serving` traces forward() with LibTorch's tracer: every model must
+// trace into a module whose logits equal forward()'s at any batch size (no
+// control flow on the batch), in eval mode, with the model's parameter names.
+TEST_P(ModelConformance, TracesForServingWithTheSameLogitsAndNames) {
+  const auto& entry = registry().models().get(GetParam());
+  const auto params = sample_params(entry.info.schema);
+  for (const auto& input : kSampleInputs) {  // the first one the model accepts
+    torch::manual_seed(0);
+    const auto model = create_unless_below_minimum(entry, params, input);
+    if (!model) continue;
+    auto serving = orchestrate::trace_serving_module(*model, input.channels, input.height, input.width, 3);
+    at::NoGradGuard no_grad;
+    const auto images = at::rand({1, input.channels, input.height, input.width});
+    const auto outputs = serving.forward({images}).toTupleRef().elements();
+    EXPECT_TRUE(at::allclose(outputs.at(0).toTensor(), model->forward(images), 1e-5, 1e-5));
+    EXPECT_EQ(outputs.at(1).toTensor().sizes(), (at::IntArrayRef{1, 3}));
+    std::size_t named = 0;
+    const auto parameters = model->named_parameters();
+    for (const auto& p : serving.named_parameters()) named += parameters.contains(p.name);
+    EXPECT_EQ(named, parameters.size());
+    return;
   }
 }
 

@@ -1,0 +1,158 @@
+// `orchestrate export serving` and `orchestrate predict`: a trained model into
+// a Triton model repository, and that exported model run on image files.
+#include <torch/csrc/jit/serialization/import.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "checkpoint.h"
+#include "checkpoint_argument.h"
+#include "command.h"
+#include "image_decode.h"
+#include "model_repository.h"
+#include "options.h"
+#include "orchestrate/error.h"
+#include "preprocessing_spec.h"
+#include "serving_export.h"
+#include "table_format.h"
+
+namespace orchestrate::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path.string() + " is missing; the model directory is incomplete, export it again");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The training run's record gains an "export" event, when its store is at hand.
+void record_export_event(const po::variables_map& values, const std::string& run_id, const ExportedVersion& exported) {
+  try {
+    RunStore store = open_existing_store(values);
+    if (const auto run = store.find_run(run_id))
+      store.record_event(run->id, "export",
+                         "serving model version " + std::to_string(exported.version) + " in " + exported.version_dir);
+  } catch (const UsageError&) {
+    // No store there: the export stands on its own (export.json says where it came from).
+  }
+}
+
+int export_serving(const po::variables_map& values) {
+  const std::string checkpoint = checkpoint_of(values["source"].as<std::string>(), values);
+  if (!is_checkpoint(checkpoint))
+    throw UsageError("export serving: " + checkpoint +
+                     " is a weights file; give a checkpoint directory or a run (a checkpoint holds the recipe that "
+                     "builds the model)");
+  if (!values.count("out")) throw UsageError("export serving: give the model repository to write with --out DIR");
+  Registry registry;  // declared first: outlives every object its plugins create
+  load_all_plugins(registry, values);
+  ServableModel servable = load_servable_checkpoint(checkpoint, registry);
+  ExportSettings settings;
+  settings.dir = values["out"].as<std::string>();
+  settings.name = values["name"].as<std::string>();
+  settings.top_k = values["top-k"].as<std::int64_t>();
+  settings.max_batch_size = values["max-batch-size"].as<std::int64_t>();
+  if (settings.top_k < 1 || settings.max_batch_size < 1)
+    throw UsageError("export serving: --top-k and --max-batch-size must be at least 1");
+  const ExportedVersion exported = export_for_serving(servable, settings);
+  record_export_event(values, servable.provenance["run_id"], exported);
+  std::cout << "exported " << checkpoint << " as version " << exported.version << " of " << exported.model_dir
+            << "\n  " << exported.version_dir << "/model.pt (TorchScript: images -> logits, top-k indices, "
+            << "top-k confidences)\n  " << exported.model_dir << "/config.pbtxt (Triton, pytorch_libtorch)\n"
+            << "try it: orchestrate predict " << exported.model_dir << " IMAGE...\n";
+  return 0;
+}
+
+// MODEL_DIR: a version directory, or a model directory (its newest version).
+fs::path version_directory(const fs::path& model_dir) {
+  if (fs::is_regular_file(model_dir / "model.pt")) return model_dir;
+  const auto versions = model_versions(model_dir.string());
+  if (versions.empty())
+    throw UsageError(model_dir.string() +
+                     " holds no exported model (model.pt, or numbered version directories); make one with "
+                     "`orchestrate export serving RUN --out DIR`");
+  return model_dir / std::to_string(versions.back());
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
+int export_command(const std::vector<std::string>& arguments) {
+  po::options_description options("export options");
+  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving")(
+      "source", po::value<std::string>()->required(), "run id or name, or checkpoint directory")(
+      "out", po::value<std::string>(), "serving: the model repository directory")(
+      "name", po::value<std::string>()->default_value(""), "serving: the model's directory name (default: the run name)")(
+      "top-k", po::value<std::int64_t>()->default_value(5), "serving: classes the model returns per image")(
+      "max-batch-size", po::value<std::int64_t>()->default_value(64), "serving: config.pbtxt's max_batch_size");
+  add_plugin_path_option(options);
+  add_db_option(options);
+  po::positional_options_description positional;
+  positional.add("target", 1).add("source", 1);
+  po::variables_map values;
+  if (!parse_options("export", "serving RUN|CHECKPOINT --out DIR [options]", options, positional, arguments, values))
+    return 0;
+  const std::string target = values["target"].as<std::string>();
+  if (target == "serving") return export_serving(values);
+  throw UsageError("export: unknown target '" + target + "' (known: serving)");
+}
+
+int predict_command(const std::vector<std::string>& arguments) {
+  po::options_description options("predict options");
+  options.add_options()("model", po::value<std::string>()->required(),
+                        "an exported model directory (its newest version) or one version directory")(
+      "images", po::value<std::vector<std::string>>()->required(), "JPEG or PNG files")(
+      "top-k", po::value<std::int64_t>()->default_value(0), "classes to show per image; 0: all the model returns")(
+      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+  po::positional_options_description positional;
+  positional.add("model", 1).add("images", -1);
+  po::variables_map values;
+  if (!parse_options("predict", "MODEL_DIR IMAGE... [options]", options, positional, arguments, values)) return 0;
+  const TableFormat format = parse_table_format(values["format"].as<std::string>());
+  const fs::path version_dir = version_directory(values["model"].as<std::string>());
+  const PreprocessingSpec spec = parse_preprocessing_spec(read_text(version_dir / "preprocessing.json"),
+                                                          (version_dir / "preprocessing.json").string());
+  const std::vector<std::string> labels = lines_of(read_text(version_dir / "labels.txt"));
+  torch::jit::Module model = torch::jit::load((version_dir / "model.pt").string());
+  model.eval();
+
+  const auto& images = values["images"].as<std::vector<std::string>>();
+  std::vector<at::Tensor> inputs;
+  for (const auto& path : images) inputs.push_back(apply_preprocessing(read_image(path, spec.channels), spec));
+  at::NoGradGuard no_grad;
+  const auto outputs = model.forward({at::stack(inputs)}).toTupleRef().elements();
+  const auto indices = outputs.at(1).toTensor();
+  const auto confidences = outputs.at(2).toTensor();
+  std::int64_t k = values["top-k"].as<std::int64_t>();
+  if (k < 0 || k > indices.size(1))
+    throw UsageError("predict: --top-k " + std::to_string(k) + ": the model returns the top " +
+                     std::to_string(indices.size(1)) + " classes (export it with a larger --top-k)");
+  if (k == 0) k = indices.size(1);
+  Table table{{"image", "rank", "class", "label", "confidence"}, {}};
+  for (std::size_t i = 0; i < images.size(); ++i)
+    for (std::int64_t r = 0; r < k; ++r) {
+      const std::int64_t cls = indices[static_cast<std::int64_t>(i)][r].item<std::int64_t>();
+      const std::string label = cls >= 0 && cls < static_cast<std::int64_t>(labels.size())
+                                    ? labels[static_cast<std::size_t>(cls)]
+                                    : std::to_string(cls);
+      table.rows.push_back({images[i], std::to_string(r + 1), std::to_string(cls), label,
+                            fixed(confidences[static_cast<std::int64_t>(i)][r].item<double>(), 4)});
+    }
+  std::cout << render(table, format);
+  return 0;
+}
+
+}  // namespace orchestrate::cli

@@ -1,0 +1,95 @@
+#include "serving_export.h"
+
+#include <torch/version.h>
+
+#include <filesystem>
+
+#include "orchestrate/api.h"
+#include "orchestrate/dataset.h"
+#include "orchestrate/error.h"
+#include "recipe.h"
+#include "serving_module.h"
+#include "store_sql.h"
+#include "training_state.h"
+#include "weight_transfer.h"
+
+namespace orchestrate {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The checkpoint's own recipe, as it was resolved. init_from only mattered
+// for building the run, and its file may be long gone.
+Recipe checkpoint_recipe(const std::string& checkpoint, const Registry& registry) {
+  const std::vector<Override> forget_init{{{"checkpoint", "init_from"}, "\"\"", "checkpoint.init_from="},
+                                          {{"checkpoint", "exclude"}, "[]", "checkpoint.exclude=[]"}};
+  return load_recipe((fs::path(checkpoint) / kRecipeFile).string(), forget_init, registry);
+}
+
+std::vector<std::string> labels_for(const std::vector<std::string>& class_names, std::int64_t num_classes) {
+  if (static_cast<std::int64_t>(class_names.size()) == num_classes) return class_names;
+  std::vector<std::string> labels;
+  for (std::int64_t i = 0; i < num_classes; ++i) labels.push_back(std::to_string(i));
+  return labels;
+}
+
+}  // namespace
+
+ServableModel load_servable_checkpoint(const std::string& checkpoint, const Registry& registry) {
+  const CheckpointMeta meta = read_checkpoint_meta(checkpoint);
+  const Recipe recipe = checkpoint_recipe(checkpoint, registry);
+  const Settings s = settings_of(recipe);
+  ServableModel servable;
+  if (meta.input_shape.size() == 3 && meta.num_classes > 0) {
+    servable.input = {meta.input_shape[0], meta.input_shape[1], meta.input_shape[2], meta.num_classes};
+    servable.class_names = meta.class_names;
+  } else {  // written before checkpoints recorded the input: ask the data set
+    const auto data = registry.datasets().get(s.data_plugin).create(s.data_params, DatasetSplit::train);
+    const DatasetInfo info = data->info();
+    servable.input = {info.channels, info.height, info.width, info.num_classes};
+    servable.class_names = info.class_names;
+  }
+  try {
+    servable.model = registry.models().get(s.model_plugin).create(s.model_params, servable.input);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error("[model] " + s.model_plugin + " of " + checkpoint + ": " + e.what());
+  }
+  if (!servable.model) throw Error("[model] " + s.model_plugin + ": the plugin returned no model (a plugin bug)");
+  load_model_state(*servable.model, read_safetensors(weights_file_of(checkpoint, "export:")), checkpoint);
+  servable.run_name = meta.run_name.empty() ? meta.model : meta.run_name;
+  auto& p = servable.provenance;
+  p["checkpoint"] = fs::absolute(checkpoint).lexically_normal().string();
+  p["run_id"] = std::to_string(meta.run_id);
+  p["step"] = std::to_string(meta.step);
+  p["epoch"] = std::to_string(meta.epoch);
+  p["model"] = meta.model;
+  for (const auto& [key, value] : meta.recipe_params)
+    if (key.rfind("model.", 0) == 0 || key.rfind("data.", 0) == 0) p["recipe." + key] = value;
+  for (const auto& [name, value] : meta.metrics) p["metric." + name] = std::to_string(value);
+  return servable;
+}
+
+ExportedVersion export_for_serving(ServableModel& servable, const ExportSettings& settings) {
+  if (settings.dir.empty()) throw UsageError("export: no model repository directory given (--out DIR or [export] dir)");
+  const ModelInput& in = servable.input;
+  torch::jit::Module module = trace_serving_module(*servable.model, in.channels, in.height, in.width, settings.top_k);
+  ServingExport spec;
+  spec.model_name = settings.name.empty() ? servable.run_name : settings.name;
+  spec.signature = {in.channels, in.height, in.width, in.num_classes, settings.top_k, settings.max_batch_size};
+  spec.labels = labels_for(servable.class_names, in.num_classes);
+  // The data sets hand the model pixels scaled to [0, 1] at their own size,
+  // with no normalization: that is what a client must reproduce.
+  spec.preprocessing.channels = in.channels;
+  spec.preprocessing.height = in.height;
+  spec.preprocessing.width = in.width;
+  spec.provenance = servable.provenance;
+  spec.provenance["orchestrate_version"] = version();
+  spec.provenance["torch_version"] = TORCH_VERSION;
+  spec.provenance["exported_at"] = utc_now_iso();
+  return write_model_version(settings.dir, spec, module);
+}
+
+}  // namespace orchestrate

@@ -1,0 +1,25 @@
+// JPEG and PNG files to pixels, with libjpeg-turbo and libpng.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace orchestrate {
+
+enum class ImageFormat { jpeg, png, unknown };
+
+// By the file's leading bytes, not its name.
+ImageFormat sniff_image_format(std::string_view bytes);
+
+// Decodes a JPEG or PNG image into uint8 [height, width, channels], converted
+// to `channels` (1: grey, 3: RGB); alpha is dropped, 16-bit PNG is reduced to
+// 8 bits. A corrupt or unsupported file is an Error naming `source` and why.
+at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source);
+
+// Reads and decodes the file at `path`.
+at::Tensor read_image(const std::string& path, std::int64_t channels);
+
+}  // namespace orchestrate

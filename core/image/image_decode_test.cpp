@@ -1,0 +1,99 @@
+// Decoding against Pillow, the decoder torchvision's ImageFolder uses.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "image_decode.h"
+#include "orchestrate/error.h"
+#include "python_reference.h"
+#include "scratch_dir.h"
+
+namespace orchestrate {
+namespace {
+
+using testing::ScratchDir;
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+at::Tensor raw_pixels(const std::string& path, std::int64_t height, std::int64_t width, std::int64_t channels) {
+  const std::string bytes = read_bytes(path);
+  return at::from_blob(const_cast<char*>(bytes.data()), {height, width, channels}, at::kByte).clone();
+}
+
+// Pillow writes each file and dumps what it decodes it to (mode L or RGB).
+class ImageDecode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::run_python(R"(
+import numpy, PIL.Image as I
+d = ")" + dir_.path().string() + R"("
+rng = numpy.random.default_rng(7)
+# A smooth picture with noise: JPEG's worst and best cases in one.
+y, x = numpy.mgrid[0:37, 0:53]
+rgb = numpy.stack([x * 4, y * 6, (x + y) * 3], -1) + rng.integers(0, 40, (37, 53, 3))
+rgb = rgb.clip(0, 255).astype(numpy.uint8)
+I.fromarray(rgb).save(d + "/rgb.png")
+I.fromarray(numpy.dstack([rgb, rng.integers(0, 256, (37, 53), dtype=numpy.uint8)])).save(d + "/rgba.png")
+I.fromarray(rgb[:, :, 0]).save(d + "/grey.png")
+I.fromarray(rgb).save(d + "/rgb.jpg", quality=90)
+I.fromarray(rgb[:, :, 1]).save(d + "/grey.jpg", quality=90)
+for name in ["rgb.png", "grey.png", "rgb.jpg", "grey.jpg"]:
+    for mode in ["RGB", "L"]:
+        numpy.asarray(I.open(d + "/" + name).convert(mode)).tofile(d + "/" + name + "." + mode + ".raw")
+numpy.asarray(I.open(d + "/rgba.png").convert("RGB")).tofile(d + "/rgba.png.RGB.raw")
+open(d + "/truncated.jpg", "wb").write(open(d + "/rgb.jpg", "rb").read()[:600])
+open(d + "/truncated.png", "wb").write(open(d + "/rgb.png", "rb").read()[:300])
+open(d + "/text.jpg", "w").write("not an image")
+)");
+  }
+  std::string file(const std::string& name) const { return dir_.file(name); }
+  ScratchDir dir_;
+};
+
+TEST_F(ImageDecode, PngMatchesPillowExactly) {
+  for (const char* name : {"rgb.png", "grey.png"}) {
+    EXPECT_TRUE(at::equal(read_image(file(name), 3), raw_pixels(file(std::string(name) + ".RGB.raw"), 37, 53, 3)))
+        << name;
+  }
+  EXPECT_TRUE(at::equal(read_image(file("grey.png"), 1), raw_pixels(file("grey.png.L.raw"), 37, 53, 1)));
+}
+
+TEST_F(ImageDecode, PngAlphaIsDroppedAndRgbBecomesGreyAsPillowDoes) {
+  EXPECT_TRUE(at::equal(read_image(file("rgba.png"), 3), raw_pixels(file("rgba.png.RGB.raw"), 37, 53, 3)));
+  EXPECT_TRUE(at::equal(read_image(file("rgb.png"), 1), raw_pixels(file("rgb.png.L.raw"), 37, 53, 1)));
+}
+
+TEST_F(ImageDecode, JpegMatchesPillowWithinOneLevel) {
+  for (const char* name : {"rgb.jpg", "grey.jpg"}) {
+    const auto ours = read_image(file(name), 3).to(at::kInt);
+    const auto pillow = raw_pixels(file(std::string(name) + ".RGB.raw"), 37, 53, 3).to(at::kInt);
+    EXPECT_LE((ours - pillow).abs().max().item<int>(), 1) << name;
+  }
+  for (const char* name : {"rgb.jpg", "grey.jpg"}) {
+    const auto grey = read_image(file(name), 1).to(at::kInt);
+    const auto pillow = raw_pixels(file(std::string(name) + ".L.raw"), 37, 53, 1).to(at::kInt);
+    EXPECT_LE((grey - pillow).abs().max().item<int>(), 1) << name;
+  }
+}
+
+TEST_F(ImageDecode, CorruptFilesAreErrorsNamingTheFile) {
+  for (const char* name : {"truncated.jpg", "truncated.png", "text.jpg"}) {
+    try {
+      read_image(file(name), 3);
+      FAIL() << name << " decoded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(file(name) + ": "), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(read_image(file("missing.png"), 3), UsageError);
+}
+
+}  // namespace
+}  // namespace orchestrate
