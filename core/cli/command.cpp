@@ -6,6 +6,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> table{
       {"run", "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run] [--resume [RUN|DIR]]",
        run_command},
+      {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors",
+       eval_command},
       {"plugins", "list loaded plugins and their components", plugins_command},
       {"describe", "show a component's parameters: orchestrate describe KIND NAME", describe_command},
       {"runs", "list recorded runs", runs_command},

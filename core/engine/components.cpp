@@ -68,24 +68,37 @@ std::unique_ptr<LrSchedule> build_schedule(const TrainingComponents& c, const Se
   return std::make_unique<WarmupThenSchedule>(sched.warmup, warmup, sched.warmup_start_lr, std::move(schedule));
 }
 
+std::unique_ptr<Dataset> build_split(const Settings& s, const Registry& registry, DatasetSplit split) {
+  const auto& data = registry.datasets().get(s.data_plugin);
+  auto dataset = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, split); });
+  require(dataset, "data", s.data_plugin, "dataset");
+  return dataset;
+}
+
 }  // namespace
 
-TrainingComponents build_components(const Settings& s, const Registry& registry, const c10::Device& device) {
-  TrainingComponents c;
-  const auto& data = registry.datasets().get(s.data_plugin);
-  c.train_set = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, DatasetSplit::train); });
-  require(c.train_set, "data", s.data_plugin, "dataset");
-  if (s.eval.enabled) {
-    c.test_set = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, DatasetSplit::test); });
-    require(c.test_set, "data", s.data_plugin, "dataset");
-  }
+std::unique_ptr<Dataset> build_test_set(const Settings& s, const Registry& registry) {
+  return build_split(s, registry, DatasetSplit::test);
+}
 
-  const DatasetInfo info = c.train_set->info();
-  const ModelInput input{info.channels, info.height, info.width, info.num_classes};
+std::shared_ptr<Model> build_model(const Settings& s, const Registry& registry, const DatasetInfo& data,
+                                   const ComputeSetup& compute) {
+  const ModelInput input{data.channels, data.height, data.width, data.num_classes};
+  const auto& entry = registry.models().get(s.model_plugin);
+  auto model = guarded("model", s.model_plugin, [&] { return entry.create(s.model_params, input); });
+  require(model, "model", s.model_plugin, "model");
+  model->to(compute.device);
+  apply_memory_format(*model, compute);
+  return model;
+}
+
+TrainingComponents build_components(const Settings& s, const Registry& registry, const ComputeSetup& compute) {
+  TrainingComponents c;
+  c.train_set = build_split(s, registry, DatasetSplit::train);
+  if (s.eval.enabled) c.test_set = build_test_set(s, registry);
+
+  c.model = build_model(s, registry, c.train_set->info(), compute);
   const auto& model_entry = registry.models().get(s.model_plugin);
-  c.model = guarded("model", s.model_plugin, [&] { return model_entry.create(s.model_params, input); });
-  require(c.model, "model", s.model_plugin, "model");
-  c.model->to(device);
   for (const auto& [name, weight] : model_entry.meta.aux_logits) c.aux_weights[name] = s.aux_weight >= 0 ? s.aux_weight : weight;
   c.tensor_records = initialize_from(*c.model, s.checkpoint, model_entry.meta.logits_pattern);
   for (auto& frozen : freeze_parameters(*c.model, s.checkpoint, model_entry.meta.logits_pattern))

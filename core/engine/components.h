@@ -5,8 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include <c10/core/Device.h>
-
+#include "compute_setup.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
@@ -39,7 +38,15 @@ struct TrainingComponents {
 
 // Any exception a factory throws comes back as an orchestrate Error naming the
 // recipe table and component, so a plugin bug or bad data never aborts the host.
-TrainingComponents build_components(const Settings& settings, const Registry& registry, const c10::Device& device);
+TrainingComponents build_components(const Settings& settings, const Registry& registry, const ComputeSetup& compute);
+
+// The pieces of build_components that `orchestrate eval` needs too, so both
+// build them the same way. The [data] test split, whatever [eval] enabled says:
+std::unique_ptr<Dataset> build_test_set(const Settings& settings, const Registry& registry);
+// The [model] for images like `data`'s, on the device, in the setup's memory
+// format, with the weights its factory initialised:
+std::shared_ptr<Model> build_model(const Settings& settings, const Registry& registry, const DatasetInfo& data,
+                                   const ComputeSetup& compute);
 
 // The plugins that provide the recipe's components, for the run record.
 std::vector<PluginRecord> plugins_used(const Settings& settings, const Registry& registry);

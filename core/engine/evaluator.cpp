@@ -1,8 +1,11 @@
 #include "evaluator.h"
 
 #include <ATen/ops/cross_entropy_loss.h>
+#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 
 #include "epoch_plan.h"
 
@@ -49,6 +52,30 @@ EvalResult Evaluator::run(const Forward& forward) {
   result.top5 = classes >= 5 ? top5.item<double>() / seen : -1;
   result.loss = loss_sum.item<double>() / seen;
   return result;
+}
+
+EvalResult evaluate_model(Evaluator& evaluator, Model& model, const c10::Device& device, PrecisionMode precision,
+                          bool channels_last) {
+  model.eval();
+  c10::InferenceMode inference;
+  return evaluator.run([&](const at::Tensor& images) {
+    AutocastScope autocast(device.type(), precision);
+    return model.forward(channels_last ? images.contiguous(at::MemoryFormat::ChannelsLast) : images);
+  });
+}
+
+std::map<std::string, double> eval_metrics(const EvalResult& result) {
+  std::map<std::string, double> metrics{{"eval/top1", result.top1}, {"eval/loss", result.loss}};
+  if (result.top5 >= 0) metrics["eval/top5"] = result.top5;
+  return metrics;
+}
+
+std::string format_eval(const EvalResult& result) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(4) << "top1 " << result.top1;
+  if (result.top5 >= 0) out << "  top5 " << result.top5;
+  out << "  loss " << result.loss;
+  return out.str();
 }
 
 }  // namespace orchestrate

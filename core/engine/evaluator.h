@@ -5,9 +5,13 @@
 #include <c10/core/Device.h>
 
 #include <functional>
+#include <map>
+#include <string>
 
 #include "batch_pipeline.h"
 #include "orchestrate/dataset.h"
+#include "orchestrate/model.h"
+#include "precision/autocast_scope.h"
 
 namespace orchestrate {
 
@@ -34,5 +38,17 @@ class Evaluator {
   c10::Device device_;
   BatchPipeline pipeline_;
 };
+
+// One evaluation of `model` as a run evaluates it: eval mode, inference
+// mode, autocast in `precision`, images in channels_last when asked. The
+// model is left in eval mode.
+EvalResult evaluate_model(Evaluator& evaluator, Model& model, const c10::Device& device, PrecisionMode precision,
+                          bool channels_last);
+
+// The run-store metrics of a result: eval/top1, eval/top5 (with >= 5 classes), eval/loss.
+std::map<std::string, double> eval_metrics(const EvalResult& result);
+
+// "top1 0.9012  top5 0.9987  loss 0.2790", for progress lines and events.
+std::string format_eval(const EvalResult& result);
 
 }  // namespace orchestrate

@@ -9,7 +9,29 @@
 #include <fstream>
 #include <memory>
 
+#include <torch/version.h>
+
+#include "components.h"
+#include "orchestrate/api.h"
+
 namespace orchestrate {
+
+RunRecord run_record_of(const Recipe& recipe, const Settings& s, const Registry& registry,
+                        const c10::Device& device) {
+  RunRecord r;
+  r.name = s.run.name;
+  r.recipe_path = recipe.path;
+  r.resolved_recipe = recipe.resolved_toml();
+  r.orchestrate_version = version();
+  r.torch_version = TORCH_VERSION;
+  r.host = host_name();
+  r.device = device.str();
+  r.git_revision = git_revision_of(recipe.path);
+  r.world_size = 1;
+  r.plugins = plugins_used(s, registry);
+  r.params = recipe.flattened();
+  return r;
+}
 
 std::string host_name() {
   std::array<char, 256> name{};

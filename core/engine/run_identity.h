@@ -1,9 +1,21 @@
 // Facts about where and with what a run happens, for its run-store row.
 #pragma once
 
+#include <c10/core/Device.h>
+
 #include <string>
 
+#include "orchestrate/registry.h"
+#include "recipe.h"
+#include "run_store.h"
+#include "settings.h"
+
 namespace orchestrate {
+
+// The run-store row of a run of `recipe` on `device` (a training run; the
+// caller sets kind and source for another kind).
+RunRecord run_record_of(const Recipe& recipe, const Settings& settings, const Registry& registry,
+                        const c10::Device& device);
 
 std::string host_name();
 // The git commit of the directory holding `path` ("" if it is not in a git

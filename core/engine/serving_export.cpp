@@ -4,6 +4,8 @@
 
 #include <filesystem>
 
+#include "components.h"
+#include "compute_setup.h"
 #include "orchestrate/api.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
@@ -41,23 +43,15 @@ ServableModel load_servable_checkpoint(const std::string& checkpoint, const Regi
   const Recipe recipe = checkpoint_recipe(checkpoint, registry);
   const Settings s = settings_of(recipe);
   ServableModel servable;
+  DatasetInfo info;
   if (meta.input_shape.size() == 3 && meta.num_classes > 0) {
-    servable.input = {meta.input_shape[0], meta.input_shape[1], meta.input_shape[2], meta.num_classes};
-    servable.class_names = meta.class_names;
+    info = {meta.input_shape[0], meta.input_shape[1], meta.input_shape[2], meta.num_classes, meta.class_names};
   } else {  // written before checkpoints recorded the input: ask the data set
-    const auto data = registry.datasets().get(s.data_plugin).create(s.data_params, DatasetSplit::train);
-    const DatasetInfo info = data->info();
-    servable.input = {info.channels, info.height, info.width, info.num_classes};
-    servable.class_names = info.class_names;
+    info = build_test_set(s, registry)->info();
   }
-  try {
-    servable.model = registry.models().get(s.model_plugin).create(s.model_params, servable.input);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error("[model] " + s.model_plugin + " of " + checkpoint + ": " + e.what());
-  }
-  if (!servable.model) throw Error("[model] " + s.model_plugin + ": the plugin returned no model (a plugin bug)");
+  servable.input = {info.channels, info.height, info.width, info.num_classes};
+  servable.class_names = info.class_names;
+  servable.model = build_model(s, registry, info, ComputeSetup{});  // on the CPU, contiguous
   load_model_state(*servable.model, read_safetensors(weights_file_of(checkpoint, "export:")), checkpoint);
   servable.run_name = meta.run_name.empty() ? meta.model : meta.run_name;
   auto& p = servable.provenance;

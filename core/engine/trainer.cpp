@@ -1,25 +1,19 @@
 #include "trainer.h"
 
-#include <ATen/Context.h>
-#include <ATen/Parallel.h>
 #include <ATen/ops/cross_entropy_loss.h>
-#include <c10/core/InferenceMode.h>
-#include <torch/cuda.h>
-#include <torch/version.h>
 
 #include <chrono>
 #include <filesystem>
 #include <optional>
 #include <cmath>
 #include <iomanip>
-#include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "checkpointer.h"
 #include "components.h"
+#include "compute_setup.h"
 #include "durable_file.h"
-#include "device.h"
 #include "epoch_plan.h"
 #include "evaluator.h"
 #include "orchestrate/error.h"
@@ -27,6 +21,7 @@
 #include "phase_timer.h"
 #include "progress_line.h"
 #include "resume.h"
+#include "run_failure.h"
 #include "run_identity.h"
 #include "serving_export.h"
 #include "settings.h"
@@ -42,51 +37,21 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-std::string format_eval(const EvalResult& r) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(4) << "top1 " << r.top1;
-  if (r.top5 >= 0) out << "  top5 " << r.top5;
-  out << "  loss " << r.loss;
-  return out.str();
-}
-
-bool use_channels_last(MemoryFormat format, const c10::Device& device) {
-  return format == MemoryFormat::channels_last || (format == MemoryFormat::automatic && device.is_cuda());
-}
-
-// Speedups that only the device decides: cuDNN autotuning and TF32 matmuls on CUDA.
-void configure_device(const c10::Device& device) {
-  if (!device.is_cuda()) return;
-  at::globalContext().setBenchmarkCuDNN(true);
-  at::globalContext().setAllowTF32CuBLAS(true);
-  at::globalContext().setAllowTF32CuDNN(true);
-}
-
-// Intra-op threads: the recipe's, or one per core. Measured on the 2-core
-// CI machine (Fashion-MNIST ConvNet, batch 128, 2 data workers): 2 threads
-// gave 2165-2250 img/s, 1 thread 1120-1500; the data workers mostly wait on
-// a full prefetch queue, so they take little from the compute threads.
-int intra_op_threads(const RunSettings& run) {
-  if (run.threads > 0) return run.threads;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return cores;
-}
-
 // The state of one training run, so the loop reads as the steps it takes.
 class TrainingRun {
  public:
   TrainingRun(const Recipe& recipe, const Settings& s, TrainingComponents& c, RunStore& store, std::int64_t run_id,
-              const c10::Device& device, const TrainOptions& options, const StopSignal& stop,
+              const ComputeSetup& compute, const TrainOptions& options, const StopSignal& stop,
               Checkpointer& checkpointer, const CheckpointMeta* resume)
       : recipe_(recipe),
         s_(s),
         c_(c),
         store_(store),
         run_id_(run_id),
-        device_(device),
-        channels_last_(use_channels_last(s.memory_format, device)),
+        device_(compute.device),
+        channels_last_(compute.channels_last),
         scaler_(s.precision.scaler),
-        timer_(device),
+        timer_(compute.device),
         window_(store, run_id, timer_),
         progress_(options.progress ? *options.progress : null_stream_,
                   options.progress ? parse_progress_mode(s.progress) : ProgressMode::never, s.run.log_every,
@@ -97,10 +62,6 @@ class TrainingRun {
     for (const auto& group : c.groups)
       for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
     if (resume) restore(*resume, options.resume_from);
-    PipelineOptions pipeline;
-    pipeline.workers = s.run.num_workers;
-    pipeline.prefetch = s.run.prefetch_batches;
-    pipeline.pin_memory = device.is_cuda();
     // An epoch is the micro-batches its updates use; a remainder smaller than
     // one update is left out, so every epoch starts on a fresh permutation.
     const std::int64_t per_epoch = c.updates_per_epoch * c.micro_batches_per_update;
@@ -111,9 +72,10 @@ class TrainingRun {
           batches.resize(static_cast<std::size_t>(per_epoch));
           return batches;
         },
-        per_epoch, c.epochs, pipeline, update_ * c.micro_batches_per_update + resume_micro_);
+        per_epoch, c.epochs, compute.pipeline, update_ * c.micro_batches_per_update + resume_micro_);
     if (c.test_set)
-      evaluator_ = std::make_unique<Evaluator>(*c.test_set, s.eval.batch_size, device, c.epochs + 1, pipeline);
+      evaluator_ =
+          std::make_unique<Evaluator>(*c.test_set, s.eval.batch_size, device_, c.epochs + 1, compute.pipeline);
   }
 
   RunStatus run() {
@@ -151,11 +113,6 @@ class TrainingRun {
   std::int64_t steps() const { return update_; }
 
  private:
-  at::Tensor forward(const at::Tensor& images) {
-    AutocastScope autocast(device_.type(), s_.precision.mode);
-    return c_.model->forward(images);
-  }
-
   ModelOutput forward_train(const at::Tensor& images) {
     AutocastScope autocast(device_.type(), s_.precision.mode);
     return c_.model->forward_train(images);
@@ -390,21 +347,12 @@ class TrainingRun {
 
   void run_eval(std::int64_t epoch) {
     const auto start = Clock::now();
-    c_.model->eval();
-    EvalResult r;
-    {
-      c10::InferenceMode inference;
-      r = evaluator_->run([&](const at::Tensor& images) {
-        return forward(channels_last_ ? images.contiguous(at::MemoryFormat::ChannelsLast) : images);
-      });
-    }
+    const EvalResult r = evaluate_model(*evaluator_, *c_.model, device_, s_.precision.mode, channels_last_);
     c_.model->train();
-    store_.record_metric(run_id_, update_, epoch, "eval/top1", r.top1);
-    if (r.top5 >= 0) store_.record_metric(run_id_, update_, epoch, "eval/top5", r.top5);
-    store_.record_metric(run_id_, update_, epoch, "eval/loss", r.loss);
-    latest_metrics_["eval/top1"] = r.top1;
-    if (r.top5 >= 0) latest_metrics_["eval/top5"] = r.top5;
-    latest_metrics_["eval/loss"] = r.loss;
+    for (const auto& [name, value] : eval_metrics(r)) {
+      store_.record_metric(run_id_, update_, epoch, name, value);
+      latest_metrics_[name] = value;
+    }
     evaluated_at_step_ = update_;
     const double seconds = seconds_between(start, Clock::now());
     eval_seconds_ += seconds;
@@ -452,27 +400,6 @@ class TrainingRun {
   std::map<std::string, double> latest_metrics_;  // for checkpoint records
 };
 
-RunRecord record_for(const Recipe& recipe, const Settings& s, const Registry& registry, const c10::Device& device) {
-  RunRecord r;
-  r.name = s.run.name;
-  r.recipe_path = recipe.path;
-  r.resolved_recipe = recipe.resolved_toml();
-  r.orchestrate_version = version();
-  r.torch_version = TORCH_VERSION;
-  r.host = host_name();
-  r.device = device.str();
-  r.git_revision = git_revision_of(recipe.path);
-  r.world_size = 1;
-  r.plugins = plugins_used(s, registry);
-  r.params = recipe.flattened();
-  return r;
-}
-
-void convert_to_channels_last(torch::nn::Module& model) {
-  for (auto& parameter : model.parameters())
-    if (parameter.dim() == 4) parameter.set_data(parameter.contiguous(at::MemoryFormat::ChannelsLast));
-}
-
 }  // namespace
 
 namespace {
@@ -518,14 +445,7 @@ std::string export_finished_run(const Settings& s, TrainingComponents& c, RunSto
 TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& store, const TrainOptions& options) {
   const auto start = Clock::now();
   const Settings s = settings_of(recipe);
-  const int threads = intra_op_threads(s.run);
-  at::set_num_threads(threads);
-  const c10::Device device = select_device(s.run.device);
-  if (auto why = AutocastScope::unsupported_reason(device.type(), s.precision.mode))
-    throw RecipeError("[precision] mode = \"" + std::string(precision_mode_name(s.precision.mode)) + "\": " + *why);
-  configure_device(device);
-  // Seeded before any component exists, so weight init and augmentation are reproducible.
-  at::manual_seed(s.run.seed);
+  const ComputeSetup compute = set_up_compute(s);
 
   // Checked before anything is written: a resume the recipe cannot continue,
   // and a checkpoint directory that cannot be written.
@@ -559,16 +479,15 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     }
     store.resume_run(outcome.run_id, resume->step, message);
   } else {
-    outcome.run_id = store.begin_run(record_for(recipe, s, registry, device));
+    outcome.run_id = store.begin_run(run_record_of(recipe, s, registry, compute.device));
   }
   try {
     // Built once the run is recorded, so a data set that fails to load, or
     // init_from weights that do not fit the model, leave a failed run that
     // says why (and setup_s covers the loading).
-    TrainingComponents components = build_components(s, registry, device);
-    if (use_channels_last(s.memory_format, device)) convert_to_channels_last(*components.model);
+    TrainingComponents components = build_components(s, registry, compute);
     store.record_event(outcome.run_id, "threads",
-                       "intra_op=" + std::to_string(threads) + " data_workers=" + std::to_string(s.run.num_workers) +
+                       "intra_op=" + std::to_string(compute.intra_op_threads) + " data_workers=" + std::to_string(s.run.num_workers) +
                            " cores=" + std::to_string(std::thread::hardware_concurrency()));
     if (!components.tensor_records.empty() && !resume) {
       store.record_tensors(outcome.run_id, components.tensor_records);
@@ -579,7 +498,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     }
     Checkpointer checkpointer(s.checkpoint, run_checkpoint_directory(checkpoint_dir_root, outcome.run_id), store,
                               outcome.run_id);
-    TrainingRun run(recipe, s, components, store, outcome.run_id, device, options, stop, checkpointer,
+    TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer,
                     resume ? &*resume : nullptr);
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
     outcome.status = run.run();
@@ -589,17 +508,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
       outcome.exported = export_finished_run(s, components, store, outcome.run_id, outcome.steps, outcome.checkpoint);
     store.finish_run(outcome.run_id, outcome.status);
   } catch (const std::exception& e) {
-    try {
-      store.record_event(outcome.run_id, "error", e.what());
-      store.finish_run(outcome.run_id, RunStatus::failed, e.what());
-    } catch (const std::exception& store_error) {
-      std::cerr << "orchestrate: could not record the failure in " << store.path() << ": " << store_error.what()
-                << "\n";
-    }
-    if (dynamic_cast<const Error*>(&e)) throw;
-    // LibTorch's errors carry a C++ backtrace after the first line; the user needs the first line.
-    const std::string what = e.what();
-    throw Error("training failed: " + what.substr(0, what.find('\n')));
+    fail_run(store, outcome.run_id, e, "training");
   }
   outcome.wall_s = seconds_between(start, Clock::now());
   if (auto summary = store.find_run(std::to_string(outcome.run_id))) outcome.final_metrics = summary->final_metrics;

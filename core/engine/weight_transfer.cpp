@@ -65,32 +65,38 @@ std::string weights_file_of(const std::string& path, const std::string& what) {
   return path;
 }
 
-std::vector<TensorRecord> initialize_from(torch::nn::Module& model, const CheckpointSettings& settings,
-                                          const std::string& logits_pattern) {
-  std::vector<TensorRecord> records;
-  if (settings.init_from.empty()) return records;
-  const std::string file = weights_file_of(settings.init_from, "[checkpoint] init_from =");
-  const auto exclude = expand_patterns(settings.exclude, logits_pattern, "exclude");
+std::string WeightsFit::problems() const {
+  std::string text;
+  if (!mismatched.empty()) text += "shape mismatch: " + joined(mismatched) + "; ";
+  if (!missing.empty()) text += "missing from the file: " + joined(missing) + "; ";
+  if (!unexpected.empty()) text += "not in the model: " + joined(unexpected) + "; ";
+  if (!text.empty()) text.resize(text.size() - 2);
+  return text;
+}
+
+WeightsFit load_fitting_weights(torch::nn::Module& model, const std::string& file,
+                                const std::vector<std::string>& exclude) {
+  WeightsFit fit;
   const NamedTensors saved = read_safetensors(file);
   std::map<std::string, const at::Tensor*> by_name;
   for (const auto& [name, tensor] : saved.tensors) by_name[name] = &tensor;
 
-  std::vector<std::string> missing, unexpected, mismatched;
   at::NoGradGuard no_grad;
   auto load_into = [&](const std::string& name, at::Tensor tensor) {
     const auto it = by_name.find(name);
     if (matches_any(name, exclude)) {
-      records.push_back({name, shape_text(tensor.sizes()), "excluded", ""});
+      fit.records.push_back({name, shape_text(tensor.sizes()), "excluded", ""});
     } else if (it == by_name.end()) {
-      records.push_back({name, shape_text(tensor.sizes()), "missing", "not in " + file});
-      missing.push_back(name);
+      fit.records.push_back({name, shape_text(tensor.sizes()), "missing", "not in " + file});
+      fit.missing.push_back(name);
     } else if (it->second->sizes() != tensor.sizes()) {
       const std::string detail = "file " + shape_text(it->second->sizes()) + ", model " + shape_text(tensor.sizes());
-      records.push_back({name, shape_text(tensor.sizes()), "mismatched", detail});
-      mismatched.push_back("'" + name + "' (" + detail + ")");
+      fit.records.push_back({name, shape_text(tensor.sizes()), "mismatched", detail});
+      fit.mismatched.push_back("'" + name + "' (" + detail + ")");
     } else {
+      // copy_ keeps the live tensor's device and memory format (channels_last).
       tensor.copy_(*it->second);
-      records.push_back({name, shape_text(tensor.sizes()), "loaded", ""});
+      fit.records.push_back({name, shape_text(tensor.sizes()), "loaded", ""});
     }
     if (it != by_name.end()) by_name.erase(it);
   };
@@ -98,22 +104,24 @@ std::vector<TensorRecord> initialize_from(torch::nn::Module& model, const Checkp
   for (const auto& item : model.named_buffers(/*recurse=*/true)) load_into(item.key(), item.value());
   for (const auto& [name, tensor] : by_name) {
     if (matches_any(name, exclude)) {
-      records.push_back({name, shape_text(tensor->sizes()), "excluded", "in " + file + " only"});
+      fit.records.push_back({name, shape_text(tensor->sizes()), "excluded", "in " + file + " only"});
       continue;
     }
-    records.push_back({name, shape_text(tensor->sizes()), "unexpected", "in " + file + ", not in the model"});
-    unexpected.push_back(name);
+    fit.records.push_back({name, shape_text(tensor->sizes()), "unexpected", "in " + file + ", not in the model"});
+    fit.unexpected.push_back(name);
   }
+  return fit;
+}
 
-  if (settings.strict && !(missing.empty() && unexpected.empty() && mismatched.empty())) {
-    std::string problems;
-    if (!mismatched.empty()) problems += "shape mismatch: " + joined(mismatched) + "; ";
-    if (!missing.empty()) problems += "missing from the file: " + joined(missing) + "; ";
-    if (!unexpected.empty()) problems += "not in the model: " + joined(unexpected) + "; ";
-    throw RecipeError("[checkpoint] init_from = \"" + settings.init_from + "\": " + problems +
-                      "exclude those tensors (\"@logits\" names the classifier head) or set strict = false");
-  }
-  return records;
+std::vector<TensorRecord> initialize_from(torch::nn::Module& model, const CheckpointSettings& settings,
+                                          const std::string& logits_pattern) {
+  if (settings.init_from.empty()) return {};
+  const std::string file = weights_file_of(settings.init_from, "[checkpoint] init_from =");
+  WeightsFit fit = load_fitting_weights(model, file, expand_patterns(settings.exclude, logits_pattern, "exclude"));
+  if (settings.strict && !fit.complete())
+    throw RecipeError("[checkpoint] init_from = \"" + settings.init_from + "\": " + fit.problems() +
+                      "; exclude those tensors (\"@logits\" names the classifier head) or set strict = false");
+  return std::move(fit.records);
 }
 
 std::vector<TensorRecord> freeze_parameters(torch::nn::Module& model, const CheckpointSettings& settings,

@@ -13,6 +13,22 @@
 
 namespace orchestrate {
 
+// How the tensors of a weights file fit a model. Every tensor of either has
+// a record: loaded, excluded, missing (from the file), unexpected (not in
+// the model) or mismatched (in shape).
+struct WeightsFit {
+  std::vector<TensorRecord> records;
+  std::vector<std::string> missing, unexpected, mismatched;  // mismatched: "'fc.weight' (file [5, 84], model [10, 84])"
+  bool complete() const { return missing.empty() && unexpected.empty() && mismatched.empty(); }
+  // "shape mismatch: ...; missing from the file: ...; not in the model: ...", a few names of each.
+  std::string problems() const;
+};
+
+// Copies the tensors of the safetensors `file` that fit `model` (by name and
+// shape) into it, leaving out those matching a glob of `exclude`.
+WeightsFit load_fitting_weights(torch::nn::Module& model, const std::string& file,
+                                const std::vector<std::string>& exclude);
+
 // Loads [checkpoint] init_from into `model`. Every tensor of the model and
 // of the file gets a record: loaded, excluded, missing, unexpected or
 // mismatched. With strict, any missing, unexpected or mismatched tensor is

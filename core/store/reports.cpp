@@ -35,6 +35,13 @@ std::string readable_time(const std::string& iso) {
   return text;
 }
 
+bool is_derived(const RunSummary& run) { return run.kind != to_string(RunKind::train) || run.source_run_id != 0; }
+
+// "train", "eval of 3", or "eval" for the evaluation of a bare weights file.
+std::string kind_cell(const RunSummary& run) {
+  return run.source_run_id != 0 ? run.kind + " of " + std::to_string(run.source_run_id) : run.kind;
+}
+
 }  // namespace
 
 ThroughputRow throughput_of(const RunStore& store, const RunSummary& run) {
@@ -75,7 +82,11 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
 }
 
 Table runs_table(const std::vector<RunSummary>& runs) {
-  Table table{{"id", "name", "status", "started", "duration_s"}, {}};
+  // Where every run trained, a kind column would only repeat "train".
+  const bool any_derived = std::any_of(runs.begin(), runs.end(), is_derived);
+  Table table{{"id", "name"}, {}};
+  if (any_derived) table.headers.push_back("kind");
+  table.headers.insert(table.headers.end(), {"status", "started", "duration_s"});
   // When a lost run died is worth a column; for every other run it would
   // repeat the start plus the duration, so it shows only when one is lost.
   const bool any_lost = std::any_of(runs.begin(), runs.end(), [](const RunSummary& run) {
@@ -91,8 +102,9 @@ Table runs_table(const std::vector<RunSummary>& runs) {
   table.headers.insert(table.headers.end(), metrics.begin(), metrics.end());
 
   for (const RunSummary& run : runs) {
-    std::vector<std::string> row = {std::to_string(run.id), run.name, run.status, readable_time(run.started_at),
-                                    fixed(run.duration_s, 1)};
+    std::vector<std::string> row = {std::to_string(run.id), run.name};
+    if (any_derived) row.push_back(kind_cell(run));
+    row.insert(row.end(), {run.status, readable_time(run.started_at), fixed(run.duration_s, 1)});
     if (any_lost) row.push_back(run.status == to_string(RunStatus::lost) ? readable_time(run.last_seen_at) : "");
     for (const std::string& metric : metrics) {
       const auto found = run.final_metrics.find(metric);

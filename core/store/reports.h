@@ -33,7 +33,8 @@ ThroughputRow throughput_of(const RunStore& store, const RunSummary& run);
 // The same over timings already read (what throughput_of does after reading).
 ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>& timings);
 
-// id, name, status, started, duration_s, last_seen (only when a run is
+// id, name, kind (only when some run did not just train: "train",
+// "eval of 3"), status, started, duration_s, last_seen (only when a run is
 // lost: when it was last heard from), then eval/top1, eval/top5 and
 // train/loss (final values) for those that at least one run has.
 Table runs_table(const std::vector<RunSummary>& runs);

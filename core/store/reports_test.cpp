@@ -133,6 +133,28 @@ TEST(RunsTableTest, ALostRunShowsWhenItWasLastSeen) {
             (std::vector<std::string>{"2", "resnet", "finished", "2025-01-31 12:00:00", "65.5", ""}));
 }
 
+TEST(RunsTableTest, AnEvalRunShowsItsKindAndTheRunItEvaluates) {
+  RunSummary of_checkpoint = summary(3, "resnet_eval");
+  of_checkpoint.kind = "eval";
+  of_checkpoint.source_run_id = 2;
+  of_checkpoint.final_metrics = {{"eval/top1", 0.5}};
+  RunSummary of_file = summary(4, "resnet_eval");
+  of_file.kind = "eval";
+  RunSummary trained = summary(2, "resnet");
+  trained.final_metrics = {{"eval/top1", 0.5}};
+
+  const Table table = runs_table({of_file, of_checkpoint, trained});
+  EXPECT_EQ(table.headers,
+            (std::vector<std::string>{"id", "name", "kind", "status", "started", "duration_s", "eval/top1"}));
+  ASSERT_EQ(table.rows.size(), 3u);
+  EXPECT_EQ(table.rows[0], (std::vector<std::string>{"4", "resnet_eval", "eval", "finished", "2025-01-31 12:00:00",
+                                                      "65.5", ""}));
+  EXPECT_EQ(table.rows[1], (std::vector<std::string>{"3", "resnet_eval", "eval of 2", "finished",
+                                                      "2025-01-31 12:00:00", "65.5", "0.5000"}));
+  EXPECT_EQ(table.rows[2],
+            (std::vector<std::string>{"2", "resnet", "train", "finished", "2025-01-31 12:00:00", "65.5", "0.5000"}));
+}
+
 TEST(RunsTableTest, NoRunsGiveOnlyHeaders) {
   const Table table = runs_table({});
   EXPECT_EQ(table.headers, (std::vector<std::string>{"id", "name", "status", "started", "duration_s"}));

@@ -39,7 +39,7 @@ constexpr const char* kSummaryColumns =
     " pid, host, " ORCHESTRATE_SQL_LAST_SEEN ","
     " (julianday('now') - julianday(" ORCHESTRATE_SQL_LAST_SEEN ")) * 86400.0,"
     " round((julianday(" ORCHESTRATE_SQL_LAST_SEEN ") - julianday(started_at)) * 86400.0, 3),"
-    " resumed_count, recipe_path FROM runs ";
+    " resumed_count, recipe_path, kind, coalesce(source_run_id, 0) FROM runs ";
 
 std::string summary_query(const std::string& rest) { return kSummaryColumns + rest; }
 
@@ -64,14 +64,23 @@ const char* to_string(RunStatus status) {
   return "unknown";
 }
 
+const char* to_string(RunKind kind) {
+  switch (kind) {
+    case RunKind::train: return "train";
+    case RunKind::eval: return "eval";
+  }
+  return "unknown";
+}
+
 RunStore::Impl::Impl(const std::string& file_path)
     : path(file_path),
       host(this_host_name()),
       db(open_database(file_path)),
       insert_run(db,
                  "INSERT INTO runs (name, status, recipe_path, resolved_recipe, orchestrate_version, torch_version,"
-                 " host, device, world_size, git_revision, started_at, pid, heartbeat_at)"
-                 " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, " ORCHESTRATE_SQL_NOW ", ?, " ORCHESTRATE_SQL_NOW ")"),
+                 " host, device, world_size, git_revision, started_at, pid, heartbeat_at, kind, source_run_id)"
+                 " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, " ORCHESTRATE_SQL_NOW ", ?, " ORCHESTRATE_SQL_NOW
+                 ", ?, ?)"),
       insert_plugin(db, "INSERT INTO run_plugins (run_id, name, version, library_path, sha256) VALUES (?, ?, ?, ?, ?)"),
       insert_param(db, "INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)"),
       insert_step(db,
@@ -169,6 +178,8 @@ RunSummary RunStore::Impl::read_summary(SQLite::Statement& row) {
   summary.last_seen_at = row.getColumn(10).getString();
   summary.resumed_count = row.getColumn(13).getInt64();
   summary.recipe_path = row.getColumn(14).getString();
+  summary.kind = row.getColumn(15).getString();
+  summary.source_run_id = row.getColumn(16).getInt64();
   const RunPulse pulse{summary.host, summary.pid, row.getColumn(11).getDouble()};
   if (summary.status == to_string(RunStatus::running) && run_is_lost(pulse, host, staleness_limit())) {
     summary.status = to_string(RunStatus::lost);
@@ -235,6 +246,12 @@ std::int64_t RunStore::begin_run(const RunRecord& run) {
       s.insert_run.bind(8, run.world_size);
       s.insert_run.bind(9, run.git_revision);
       s.insert_run.bind(10, static_cast<std::int64_t>(::getpid()));
+      s.insert_run.bind(11, to_string(run.kind));
+      if (run.source_run_id != 0) {
+        s.insert_run.bind(12, run.source_run_id);
+      } else {
+        s.insert_run.bind(12);  // NULL: derived from no run
+      }
       s.insert_run.exec();
     }
     const std::int64_t id = s.db.getLastInsertRowid();

@@ -38,6 +38,10 @@ namespace orchestrate {
 enum class RunStatus { running, finished, failed, interrupted, lost };
 const char* to_string(RunStatus status);
 
+// What a run did: train, or evaluate weights another run saved (`orchestrate eval`).
+enum class RunKind { train, eval };
+const char* to_string(RunKind kind);
+
 struct PluginRecord {
   std::string name, version, library_path, sha256;  // sha256 may be empty
 };
@@ -49,6 +53,10 @@ struct RunRecord {
   int world_size = 1;
   std::vector<PluginRecord> plugins;
   std::vector<std::pair<std::string, std::string>> params;  // flattened "optimizer.lr" -> "0.001"
+  RunKind kind = RunKind::train;
+  // The run this one derives from (an eval: the run whose checkpoint it
+  // evaluates); 0: none. begin_run throws for a run not in the store.
+  std::int64_t source_run_id = 0;
 };
 
 // One training step, split into its phases. A NaN (e.g. a diverged loss) is
@@ -71,6 +79,8 @@ struct RunSummary {
   std::string host;               // the machine that process runs on
   std::int64_t resumed_count = 0;  // times it was resumed from a checkpoint
   std::string recipe_path;         // the recipe file as given to `orchestrate run`
+  std::string kind = "train";      // to_string() of a RunKind
+  std::int64_t source_run_id = 0;  // the run this one derives from; 0: none
 };
 
 // A checkpoint file written for a run.

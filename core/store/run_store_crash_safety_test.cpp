@@ -109,6 +109,54 @@ TEST(RunStoreMigrationTest, UpgradesAVersion1StoreInPlace) {
   EXPECT_EQ(store.find_run(std::to_string(id))->status, "running");
 }
 
+TEST(RunStoreMigrationTest, UpgradesAVersion2StoreInPlaceAndOnlyOnce) {
+  ScratchDir dir;
+  const std::string path = dir.file("v2.db");
+  {
+    // A store as migration 2 left it, with a finished run and its checkpoint.
+    const auto migrations = parse_schema_migrations(kRunStoreSql);
+    SQLite::Database v2(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    v2.exec(migrations.at(0).sql);
+    v2.exec(migrations.at(1).sql);
+    v2.exec("PRAGMA user_version = 2");
+    v2.exec("PRAGMA application_id = " + std::to_string(kRunStoreApplicationId));
+    v2.exec("INSERT INTO runs (id, name, status, host, started_at, ended_at) VALUES"
+            " (1, 'old', 'finished', 'node7', '2024-05-01T10:00:00.000Z', '2024-05-01T11:00:00.000Z')");
+    v2.exec("INSERT INTO checkpoints (run_id, step, epoch, path, created_at) VALUES"
+            " (1, 100, 1, 'old/step-00000100', '2024-05-01T11:00:00.000Z')");
+  }
+
+  {
+    RunStore store(path);
+    const auto old = store.find_run("1");
+    ASSERT_TRUE(old.has_value());
+    EXPECT_EQ(old->kind, "train") << "every run before migration 3 trained";
+    EXPECT_EQ(old->source_run_id, 0);
+    EXPECT_EQ(store.checkpoints(1).size(), 1u);
+
+    RunRecord eval = sample_run("old_eval");
+    eval.kind = RunKind::eval;
+    eval.source_run_id = 1;
+    const auto id = store.begin_run(eval);
+    store.finish_run(id, RunStatus::finished);
+  }
+  // Opened again, the migrated file is left as it is: nothing is applied twice.
+  RunStore again(path);
+  SQLite::Database raw(path, SQLite::OPEN_READWRITE);
+  EXPECT_EQ(raw.execAndGet("PRAGMA user_version").getInt(), latest_schema_version());
+  EXPECT_GE(latest_schema_version(), 3);
+  const auto runs = again.list_runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].kind, "eval");
+  EXPECT_EQ(runs[0].source_run_id, 1);
+  EXPECT_EQ(runs[1].kind, "train");
+
+  // Deleting the source keeps the eval run, unlinked.
+  raw.exec("PRAGMA foreign_keys = ON");
+  raw.exec("DELETE FROM runs WHERE id = 1");
+  EXPECT_EQ(again.find_run(std::to_string(runs[0].id))->source_run_id, 0);
+}
+
 TEST(RunStoreLivenessTest, BeginRunRecordsThisProcessAndAHeartbeat) {
   ScratchDir dir;
   RunStore store(dir.file("runs.db"));

@@ -235,6 +235,41 @@ TEST(RunStoreTest, FindsRunsByIdOrNewestWithAName) {
   EXPECT_FALSE(store.find_run("").has_value());
 }
 
+TEST(RunStoreTest, AnEvalRunRecordsItsKindAndTheRunItDerivesFrom) {
+  ScratchDir dir;
+  const std::string path = dir.file("runs.db");
+  RunStore store(path);
+  const auto trained = store.begin_run(sample_run("trained"));
+  RunRecord eval = sample_run("trained_eval");
+  eval.kind = RunKind::eval;
+  eval.source_run_id = trained;
+  const auto evaluated = store.begin_run(eval);
+  RunRecord of_file = sample_run("file_eval");
+  of_file.kind = RunKind::eval;
+  const auto unlinked = store.begin_run(of_file);
+
+  EXPECT_EQ(store.find_run(std::to_string(trained))->kind, "train");
+  EXPECT_EQ(store.find_run(std::to_string(trained))->source_run_id, 0);
+  EXPECT_EQ(store.find_run(std::to_string(evaluated))->kind, "eval");
+  EXPECT_EQ(store.find_run(std::to_string(evaluated))->source_run_id, trained);
+  EXPECT_EQ(store.find_run(std::to_string(unlinked))->source_run_id, 0);
+  EXPECT_EQ(store.list_runs(1).front().kind, "eval");
+  SQLite::Database raw(path);
+  EXPECT_TRUE(raw.execAndGet("SELECT source_run_id FROM runs WHERE id = " + std::to_string(unlinked)).isNull())
+      << "no source is NULL, not run 0";
+
+  RunRecord dangling = sample_run("dangling");
+  dangling.source_run_id = 999;
+  const std::string message = error_message_of([&] { store.begin_run(dangling); });
+  EXPECT_NE(message.find("FOREIGN KEY"), std::string::npos) << message;
+  EXPECT_EQ(store.list_runs().size(), 3u) << "a refused run leaves no row";
+}
+
+TEST(RunStoreTest, KindNamesMatchTheSchema) {
+  EXPECT_STREQ(to_string(RunKind::train), "train");  // the column's default
+  EXPECT_STREQ(to_string(RunKind::eval), "eval");
+}
+
 TEST(RunStoreTest, ListsRunsNewestFirstUpToALimit) {
   ScratchDir dir;
   RunStore store(dir.file("runs.db"));

@@ -122,3 +122,17 @@ CREATE TABLE run_tensors (
   detail TEXT    NOT NULL DEFAULT ''
 );
 CREATE INDEX run_tensors_by_run ON run_tensors (run_id);
+
+-- migration: 3
+-- Runs made from other runs. `orchestrate eval` records the evaluation of a
+-- checkpoint as a run of kind 'eval' whose source is the run that saved the
+-- checkpoint; a rerun will record its source the same way.
+
+-- 'train' or 'eval'. No CHECK: the store writes only the kinds it knows, and
+-- a new kind then needs no migration. Rows older than migration 3 trained.
+ALTER TABLE runs ADD COLUMN kind          TEXT    NOT NULL DEFAULT 'train';
+-- The run this one derives from; NULL: none (a training run, or the eval of a
+-- bare weights file). Deleting the source keeps the derived run, unlinked.
+ALTER TABLE runs ADD COLUMN source_run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL;
+-- Serves "the runs made from run N", and keeps ON DELETE SET NULL from scanning runs.
+CREATE INDEX runs_by_source ON runs (source_run_id);
