@@ -84,6 +84,9 @@ class Reader {
     return true;
   }
   bool at_end() const { return at_ == bytes_.size(); }
+  // Whether `count` items of at least `bytes` each can still follow: a
+  // damaged count must not become a huge allocation.
+  bool room_for(std::uint64_t count, std::uint64_t bytes) const { return count <= (bytes_.size() - at_) / bytes; }
 
  private:
   std::string bytes_;
@@ -134,7 +137,8 @@ std::optional<FileIndex> IndexCache::load(const std::string& path, const FileSta
   std::uint64_t size = 0, modified = 0, records = 0;
   if (!reader.text(magic) || magic != kMagic || !reader.text(stored_path) || stored_path != absolute(path) ||
       !reader.text(stored_rules) || stored_rules != rules || !reader.u64(size) || !reader.u64(modified) ||
-      FileStamp{size, static_cast<std::int64_t>(modified)} != stamp || !reader.u64(records))
+      FileStamp{size, static_cast<std::int64_t>(modified)} != stamp || !reader.u64(records) ||
+      !reader.room_for(records, 32))
     return std::nullopt;
   FileIndex index;
   index.records.resize(records);
@@ -146,7 +150,7 @@ std::optional<FileIndex> IndexCache::load(const std::string& path, const FileSta
     record.label = static_cast<std::int64_t>(label);
   }
   std::uint64_t bad = 0;
-  if (!reader.u64(bad)) return std::nullopt;
+  if (!reader.u64(bad) || !reader.room_for(bad, 24)) return std::nullopt;
   index.bad.resize(bad);
   for (auto& record : index.bad)
     if (!reader.u64(record.index) || !reader.u64(record.offset) || !reader.text(record.cause)) return std::nullopt;

@@ -143,7 +143,7 @@ bool TfRecordScanner::next(ScannedRecord& record) {
   // The length is now trusted, but the file may still end before the data does.
   const std::uint64_t length = get_u64(header.data());
   const std::uint64_t left = size_ - offset_;
-  if (length + kRecordFooterBytes > left) {
+  if (length > left || left - length < kRecordFooterBytes) {  // (length + 4 could overflow)
     record.data.resize(static_cast<std::size_t>(std::min(length, left)));
     read_up_to(record.data.data(), record.data.size());
     return end_with(length > left ? truncated(left, length, "data")

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
+#include <filesystem>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -171,6 +172,21 @@ TEST_F(TfRecordDataset, SameSizeRewriteWithANewTimeIsIndexedAgain) {
   struct timeval times[2] = {{1, 0}, {1, 0}};
   ASSERT_EQ(utimes(shard("train-00000-of-00002").c_str(), times), 0);
   EXPECT_NE(build(DatasetSplit::train).stderr_text.find("indexed 1 train file "), std::string::npos);
+}
+
+TEST_F(TfRecordDataset, ADamagedCacheEntryIsBuiltAgain) {
+  build(DatasetSplit::train);
+  int entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache_.path())) {
+    auto bytes = testing::read_bytes(entry.path().string());
+    bytes.resize(bytes.size() - 5);
+    testing::write_bytes(entry.path().string(), bytes);
+    ++entries;
+  }
+  EXPECT_EQ(entries, 2);
+  const auto again = build(DatasetSplit::train);
+  EXPECT_NE(again.stderr_text.find("indexed 2 train files"), std::string::npos) << again.stderr_text;
+  EXPECT_EQ(again.dataset->size(), 6);
 }
 
 TEST_F(TfRecordDataset, IndexCacheOffScansEveryTime) {
