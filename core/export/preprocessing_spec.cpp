@@ -1,9 +1,9 @@
 #include "preprocessing_spec.h"
 
-#include <ATen/ops/_upsample_bilinear2d_aa.h>
 #include <ATen/ops/tensor.h>
 #include <nlohmann/json.hpp>
 
+#include "image_resize.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {
@@ -52,10 +52,7 @@ PreprocessingSpec parse_preprocessing_spec(const std::string& text, const std::s
 }
 
 at::Tensor apply_preprocessing(const at::Tensor& pixels, const PreprocessingSpec& spec) {
-  auto image = pixels.permute({2, 0, 1}).to(at::kFloat).unsqueeze(0);
-  if (image.size(2) != spec.height || image.size(3) != spec.width)
-    image = at::_upsample_bilinear2d_aa(image, {spec.height, spec.width}, /*align_corners=*/false);
-  image = image.squeeze(0) * spec.scale;
+  const auto image = resize_to_chw_float(pixels, spec.height, spec.width) * spec.scale;
   const auto per_channel = [](const std::vector<double>& v) {
     return at::tensor(std::vector<float>(v.begin(), v.end())).view({-1, 1, 1});
   };

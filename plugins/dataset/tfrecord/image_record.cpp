@@ -1,0 +1,59 @@
+#include "image_record.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "image_decode.h"
+
+namespace orchestrate::tfrecord {
+
+namespace {
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// TensorFlow's image converters write "JPEG" or "png"; anything else (FastNN
+// also knows "raw") is a format this reader does not decode.
+void check_format(const LabelledImage& image, const ExampleKeys& keys) {
+  if (image.format.empty()) return;
+  const std::string format = lower(image.format);
+  if (format != "jpeg" && format != "jpg" && format != "png")
+    throw ExampleError("unsupported " + keys.format + " '" + image.format + "' (JPEG and PNG are decoded)");
+}
+
+}  // namespace
+
+std::string RecordRules::fingerprint() const {
+  return "image=" + keys.image + "\nformat=" + keys.format + "\nlabel=" + keys.label +
+         "\nlabel_offset=" + std::to_string(label_offset) + "\nnum_classes=" + std::to_string(num_classes) +
+         "\nverify_images=" + (verify_images ? "1" : "0") + "\n";
+}
+
+ImageRecord read_image_record(std::string_view data, const RecordRules& rules) {
+  ImageRecord record{parse_labelled_image(data, rules.keys), 0};
+  if (record.image.encoded.empty()) throw ExampleError("zero-byte image in feature '" + rules.keys.image + "'");
+  check_format(record.image, rules.keys);
+  record.label = record.image.label - rules.label_offset;
+  const bool too_high = rules.num_classes > 0 && record.label >= rules.num_classes;
+  if (record.label < 0 || too_high) {
+    std::string stored = std::to_string(record.image.label);
+    if (rules.label_offset != 0) stored += " less label_offset " + std::to_string(rules.label_offset);
+    throw ExampleError("label " + std::to_string(record.label) + " (" + rules.keys.label + " " + stored + ") is " +
+                       (too_high ? "outside [0, " + std::to_string(rules.num_classes) + ")" : "negative"));
+  }
+  return record;
+}
+
+at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules) {
+  return decode_image(record.image.encoded, rules.channels, rules.keys.image);
+}
+
+std::int64_t check_record(std::string_view data, const RecordRules& rules) {
+  const auto record = read_image_record(data, rules);
+  if (rules.verify_images) decode_record_image(record, rules);
+  return record.label;
+}
+
+}  // namespace orchestrate::tfrecord

@@ -1,0 +1,47 @@
+// When a record is a usable training example: its Example has the image and
+// label features, the image is a JPEG or PNG that decodes, and the label,
+// less label_offset, is a class. The same rules decide at indexing time
+// (which records a split holds) and at reading time (the pixels).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "labelled_image.h"
+
+namespace orchestrate::tfrecord {
+
+struct RecordRules {
+  ExampleKeys keys;
+  std::int64_t label_offset = 0;  // subtracted from every stored label (MoXing's labels_offset)
+  std::int64_t num_classes = 0;   // 0: any label >= 0 is a class
+  bool verify_images = true;      // decode every image when indexing
+  std::int64_t channels = 3;      // what images decode to
+
+  // What an index built under these rules depends on, as text; an index
+  // cached under other rules is not reused.
+  std::string fingerprint() const;
+};
+
+// A record's image and class.
+struct ImageRecord {
+  LabelledImage image;
+  std::int64_t label = 0;  // offset applied
+};
+
+// Parses `data` and checks its features and label (not the pixels); a bad
+// record throws ExampleError with the cause.
+ImageRecord read_image_record(std::string_view data, const RecordRules& rules);
+
+// The decoded pixels, uint8 [H, W, rules.channels]; an image that does not
+// decode throws orchestrate::Error with the cause.
+at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules);
+
+// The record's class after every check the rules ask for at indexing time;
+// the cause of a bad record is thrown as ExampleError or orchestrate::Error.
+std::int64_t check_record(std::string_view data, const RecordRules& rules);
+
+}  // namespace orchestrate::tfrecord

@@ -1,0 +1,165 @@
+#include "record_framing.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "scratch_dir.h"
+#include "tfrecord_testing.h"
+
+namespace orchestrate::tfrecord {
+namespace {
+
+using orchestrate::testing::ScratchDir;
+using testing::flip_byte;
+using testing::read_bytes;
+using testing::truncate_to;
+
+std::vector<ScannedRecord> scan(const std::string& path) {
+  std::vector<ScannedRecord> records;
+  TfRecordScanner scanner(path);
+  ScannedRecord record;
+  while (scanner.next(record)) records.push_back(record);
+  return records;
+}
+
+class RecordFraming : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    offsets_.clear();
+    TfRecordWriter writer(path_);
+    for (const auto& data : records_) offsets_.push_back(writer.write(data));
+    writer.close();
+  }
+
+  ScratchDir dir_;
+  std::string path_ = dir_.file("records.tfrecord");
+  std::vector<std::string> records_{"hello", "", std::string(70000, 'x') + "end", std::string("\0\1\2", 3)};
+  std::vector<std::uint64_t> offsets_;
+};
+
+// tensorboard's RecordWriter writes exactly these bytes for b"hello".
+TEST_F(RecordFraming, WritesTensorFlowsBytes) {
+  EXPECT_EQ(read_bytes(path_).substr(0, 21),
+            std::string("\x05\0\0\0\0\0\0\0\xea\xb2\x04\x3e" "hello" "\xbb\x1f\x1c\x19", 21));
+  EXPECT_EQ(offsets_, (std::vector<std::uint64_t>{0, 21, 37, 37 + 70003 + 16}));
+  EXPECT_EQ(read_bytes(path_).size(), offsets_.back() + framed_size(3));
+}
+
+TEST_F(RecordFraming, ScanReturnsEveryRecordWithItsPlace) {
+  const auto records = scan(path_);
+  ASSERT_EQ(records.size(), records_.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    EXPECT_EQ(records[i].data, records_[i]);
+    EXPECT_EQ(records[i].damage, "");
+    EXPECT_EQ(records[i].place.file, path_);
+    EXPECT_EQ(records[i].place.index, i);
+    EXPECT_EQ(records[i].place.offset, offsets_[i]);
+  }
+}
+
+TEST_F(RecordFraming, ReadAtReturnsRecordsFromManyThreads) {
+  const RecordFile file(path_);
+  std::vector<std::thread> threads;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 50; ++round)
+        for (std::size_t i = 0; i < records_.size(); ++i)
+          mismatches[t] += file.read_at({path_, i, offsets_[i]}, records_[i].size()) != records_[i];
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(mismatches, std::vector<int>(4, 0));
+}
+
+TEST_F(RecordFraming, FlippedDataByteIsABadDataCrcAndTheScanGoesOn) {
+  flip_byte(path_, offsets_[0] + kRecordHeaderBytes + 1);
+  const auto records = scan(path_);
+  ASSERT_EQ(records.size(), records_.size());
+  EXPECT_NE(records[0].damage.find("bad data CRC"), std::string::npos) << records[0].damage;
+  EXPECT_FALSE(records[0].ends_scan);
+  EXPECT_EQ(records[1].damage, "");
+  EXPECT_EQ(records[2].data, records_[2]);
+  try {
+    RecordFile(path_).read_at({path_, 0, offsets_[0]}, records_[0].size());
+    FAIL() << "expected a RecordError";
+  } catch (const RecordError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind(path_ + ": record 0 at byte 0: bad data CRC (stored 0x", 0), 0u)
+        << error.what();
+  }
+}
+
+TEST_F(RecordFraming, FlippedLengthByteIsABadLengthCrcThatEndsTheScan) {
+  flip_byte(path_, offsets_[2] + 1);
+  const auto records = scan(path_);
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[1].damage, "");
+  EXPECT_NE(records[2].damage.find("bad length CRC"), std::string::npos) << records[2].damage;
+  EXPECT_TRUE(records[2].ends_scan);
+  EXPECT_EQ(records[2].place.offset, offsets_[2]);
+  try {
+    RecordFile(path_).read_at({path_, 2, offsets_[2]}, records_[2].size());
+    FAIL() << "expected a RecordError";
+  } catch (const RecordError& error) {
+    EXPECT_EQ(error.place().index, 2u);
+    EXPECT_NE(error.cause().find("bad length CRC"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(RecordFraming, FlippedCrcByteIsACrcMismatchToo) {
+  flip_byte(path_, offsets_[1] + kRecordHeaderBytes);  // record 1 is empty: its data CRC follows the header
+  const auto records = scan(path_);
+  EXPECT_NE(records[1].damage.find("bad data CRC"), std::string::npos) << records[1].damage;
+}
+
+TEST_F(RecordFraming, TruncationInEachPartIsNamed) {
+  const std::uint64_t last = offsets_[3];
+  const std::vector<std::pair<std::uint64_t, std::string>> cuts{
+      {last + 5, "truncated: the file ends 5 bytes into the record's 12-byte header"},
+      {last + 12 + 2, "truncated: the file ends 2 bytes into the record's 3-byte data"},
+      {last + 12 + 3 + 1, "truncated: the file ends 1 bytes into the record's 4-byte data CRC"},
+  };
+  for (const auto& [size, cause] : cuts) {
+    SCOPED_TRACE(cause);
+    SetUp();  // the intact file again
+    truncate_to(path_, size);
+    const auto records = scan(path_);
+    ASSERT_EQ(records.size(), 4u);
+    EXPECT_EQ(records[2].damage, "");
+    EXPECT_EQ(records[3].damage, cause);
+    EXPECT_TRUE(records[3].ends_scan);
+    EXPECT_THROW(RecordFile(path_).read_at({path_, 3, last}, 3), RecordError);
+  }
+}
+
+TEST_F(RecordFraming, ReadAtRefusesALengthTheIndexDoesNotKnow) {
+  try {
+    RecordFile(path_).read_at({path_, 0, 0}, 6);
+    FAIL() << "expected a RecordError";
+  } catch (const RecordError& error) {
+    EXPECT_NE(error.cause().find("holds 5 data bytes where the index says 6"), std::string::npos) << error.what();
+  }
+}
+
+TEST(RecordFramingFiles, MissingFileIsADataErrorNamingIt) {
+  try {
+    TfRecordScanner scanner("/nonexistent/train-00000-of-00001");
+    FAIL() << "expected a DataError";
+  } catch (const DataError& error) {
+    EXPECT_NE(std::string(error.what()).find("/nonexistent/train-00000-of-00001: cannot be opened"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_THROW(RecordFile("/nonexistent/file"), DataError);
+}
+
+TEST(RecordFramingFiles, EmptyFileHasNoRecords) {
+  ScratchDir dir;
+  TfRecordWriter(dir.file("empty")).close();
+  EXPECT_TRUE(scan(dir.file("empty")).empty());
+}
+
+}  // namespace
+}  // namespace orchestrate::tfrecord

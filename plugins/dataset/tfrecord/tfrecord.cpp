@@ -1,0 +1,267 @@
+// TFRecord files of tf.train.Example, as TensorFlow's image converters write
+// them (ImageNet's build_imagenet_data.py, PAI FastNN's and MoXing's data),
+// read with random access: the first run scans every file once, checking
+// both CRCs, the Example and (by default) the image of every record, and
+// caches where the usable records are; batches then read records at their
+// offsets, decode them (libjpeg-turbo, libpng) and resize them to the
+// declared size, because the dataset interface hands out fixed-size batches.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "image_record.h"
+#include "image_resize.h"
+#include "index_cache.h"
+#include "file_patterns.h"
+#include "orchestrate/dataset.h"
+#include "orchestrate/error.h"
+#include "orchestrate/params.h"
+#include "orchestrate/plugin.h"
+#include "orchestrate/registry.h"
+#include "record_framing.h"
+#include "split_index.h"
+
+namespace {
+
+using orchestrate::Batch;
+using orchestrate::DataError;
+using orchestrate::DatasetInfo;
+using orchestrate::DatasetSplit;
+using orchestrate::Params;
+using namespace orchestrate::tfrecord;
+
+const char* split_name(DatasetSplit split) { return split == DatasetSplit::train ? "train" : "test"; }
+
+std::vector<std::string> split_files(const Params& params, DatasetSplit split) {
+  const std::string prefix = split_name(split);
+  auto patterns = params.string_list(prefix + "_files");
+  const std::string& dir = params.string("dir");
+  if (patterns.empty()) {
+    if (dir.empty())
+      throw DataError("[data] tfrecord: no " + prefix + " files: set dir (its " + prefix + "_pattern files are read) or " +
+                      prefix + "_files");
+    patterns = {params.string(prefix + "_pattern")};
+  }
+  return expand_file_patterns(patterns, dir);
+}
+
+RecordRules rules_of(const Params& params) {
+  RecordRules rules;
+  rules.keys = {params.string("image_key"), params.string("format_key"), params.string("label_key")};
+  rules.label_offset = params.integer("label_offset");
+  rules.num_classes = params.integer("num_classes");
+  rules.verify_images = params.boolean("verify_images");
+  rules.channels = params.integer("channels");
+  return rules;
+}
+
+IndexCache index_cache_of(const Params& params) {
+  const std::string& dir = params.string("index_cache_dir");
+  if (dir == "off") return IndexCache("");
+  return IndexCache(dir.empty() ? default_index_cache_dir() : dir);
+}
+
+SplitIndex index_files(const std::vector<std::string>& files, const RecordRules& rules, const IndexCache& cache,
+                       DatasetSplit split) {
+  auto index = index_split(files, rules, cache);
+  if (index.files_scanned > 0)
+    std::cerr << "[data] tfrecord: indexed " << index.files_scanned << " " << split_name(split) << " file"
+              << (index.files_scanned == 1 ? "" : "s")
+              << (cache.dir().empty() ? " (index_cache_dir = \"off\": not cached)" : " (cached in " + cache.dir() + ")")
+              << "\n";
+  if (!index.cache_problem.empty())
+    std::cerr << "[data] tfrecord: the index could not be cached (" << index.cache_problem
+              << "); the next run scans again\n";
+  return index;
+}
+
+std::string first_bad(const SplitIndex& index) {
+  const auto& bad = index.bad.front();
+  return describe_bad_record({index.files[bad.file], bad.record.index, bad.record.offset}, bad.record.cause);
+}
+
+// on_corrupt: "fail" stops at any bad record, naming the first; "skip"
+// leaves bad records out and says how many, unless there are too many.
+void apply_corrupt_policy(const SplitIndex& index, const Params& params, DatasetSplit split) {
+  if (index.bad.empty()) return;
+  const std::size_t bad = index.bad.size();
+  const std::size_t seen = bad + index.records.size();
+  const std::string counted = std::to_string(bad) + " bad record" + (bad == 1 ? "" : "s") + " of " +
+                              std::to_string(seen) + " in the " + split_name(split) + " split";
+  if (params.string("on_corrupt") == "fail")
+    throw DataError("[data] tfrecord: " + first_bad(index) + " (" + counted +
+                    "; on_corrupt = \"skip\" leaves bad records out)");
+  const double fraction = static_cast<double>(bad) / static_cast<double>(seen);
+  const double allowed = params.real("max_corrupt_fraction");
+  if (fraction > allowed) {
+    char text[96];
+    std::snprintf(text, sizeof text, "%.4g %% of them, more than max_corrupt_fraction = %.4g", 100 * fraction, allowed);
+    throw DataError("[data] tfrecord: " + counted + " (" + text + "); the first: " + first_bad(index));
+  }
+  std::cerr << "[data] tfrecord: skipped " << counted << "; the first: " << first_bad(index) << "\n";
+}
+
+std::int64_t largest_label(const SplitIndex& index) {
+  std::int64_t largest = -1;
+  for (const auto& record : index.records) largest = std::max(largest, record.record.label);
+  return largest;
+}
+
+class TfRecordDataset final : public orchestrate::Dataset {
+ public:
+  TfRecordDataset(const Params& params, DatasetSplit split)
+      : rules_(rules_of(params)),
+        height_(params.integer("height")),
+        width_(params.integer("width")),
+        class_names_(params.string_list("class_names")) {
+    const IndexCache cache = index_cache_of(params);
+    index_ = index_files(split_files(params, split), rules_, cache, split);
+    apply_corrupt_policy(index_, params, split);
+    if (index_.records.empty())
+      throw DataError("[data] tfrecord: the " + std::string(split_name(split)) + " split has no usable records");
+    num_classes_ = count_classes(params, split, cache);  // over every record, whatever the limit
+    if (const std::int64_t limit = params.integer("limit"); limit > 0 && limit < size())
+      index_.records.resize(static_cast<std::size_t>(limit));
+  }
+
+  DatasetInfo info() const override { return {rules_.channels, height_, width_, num_classes_, class_names_}; }
+
+  std::int64_t size() const override { return static_cast<std::int64_t>(index_.records.size()); }
+
+  Batch get_batch(const std::vector<std::int64_t>& indices) const override {
+    const auto count = static_cast<std::int64_t>(indices.size());
+    auto images = at::empty({count, rules_.channels, height_, width_}, at::kFloat);
+    auto labels = at::empty({count}, at::kLong);
+    auto* label_data = labels.data_ptr<std::int64_t>();
+    // Opened per call, not kept: no state shared between pipeline threads,
+    // and no limit on open files however many shards there are.
+    std::vector<std::unique_ptr<RecordFile>> open(index_.files.size());
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t at = indices[i];
+      if (at < 0 || at >= size())
+        throw std::out_of_range("tfrecord: index " + std::to_string(at) + " is outside [0, " + std::to_string(size()) +
+                                ")");
+      const auto& [file, record] = index_.records[static_cast<std::size_t>(at)];
+      const RecordPlace place{index_.files[file], record.index, record.offset};
+      auto& reader = open[file];
+      if (!reader) reader = std::make_unique<RecordFile>(place.file);
+      try {
+        const auto pixels = decode_record_image(read_image_record(reader->read_at(place, record.data_bytes), rules_), rules_);
+        images[i].copy_(orchestrate::resize_to_chw_float(pixels, height_, width_).div_(255.0).clamp_(0.0, 1.0));
+      } catch (const RecordError& error) {
+        throw DataError("[data] tfrecord: " + std::string(error.what()));
+      } catch (const std::exception& error) {
+        // Found only now when verify_images = false let the image through indexing.
+        throw DataError("[data] tfrecord: " + describe_bad_record(place, error.what()));
+      }
+      label_data[i] = record.label;
+    }
+    return {images, labels};
+  }
+
+ private:
+  // num_classes as given, else as many as class_names, else counted: the
+  // largest label in the train split plus one, for both splits, so that a
+  // test split that lacks the last class still agrees with the model.
+  std::int64_t count_classes(const Params& params, DatasetSplit split, const IndexCache& cache) const {
+    if (rules_.num_classes > 0) return rules_.num_classes;
+    if (!class_names_.empty()) return static_cast<std::int64_t>(class_names_.size());
+    std::int64_t largest = largest_label(index_);
+    const bool train_files_given = !params.string_list("train_files").empty() || !params.string("dir").empty();
+    if (split == DatasetSplit::test && train_files_given) {
+      // Usually cached by now: the trainer builds the train split first.
+      std::vector<std::string> train_files;
+      try {
+        train_files = split_files(params, DatasetSplit::train);
+      } catch (const DataError&) {
+        // No train split to count from (an evaluation-only file set): count this one.
+      }
+      if (!train_files.empty()) largest = largest_label(index_split(train_files, rules_, cache));
+    }
+    if (largest < 1)
+      throw DataError("[data] tfrecord: every label is 0, so there is one class; set num_classes");
+    return largest + 1;
+  }
+
+  RecordRules rules_;
+  std::int64_t height_;
+  std::int64_t width_;
+  std::vector<std::string> class_names_;
+  std::int64_t num_classes_ = 0;
+  SplitIndex index_;  // only read after construction
+};
+
+void register_components(orchestrate::Registry& registry) {
+  using namespace orchestrate;
+  ParamSchema schema{
+      string_param("dir", "",
+                   "directory of the TFRecord files: the train split is its train_pattern files, the test split its "
+                   "test_pattern files; relative train_files and test_files are taken under it too"),
+      string_param("train_pattern", "train-*",
+                   "glob of the train files in dir (ImageNet's converter writes train-00000-of-01024 ...)"),
+      string_param("test_pattern", "validation-*",
+                   "glob of the test files in dir (ImageNet's converter writes validation-00000-of-00128 ...)"),
+      string_list_param("train_files", std::vector<std::string>{},
+                        "train files, each a path or a glob; set, they replace dir's train_pattern"),
+      string_list_param("test_files", std::vector<std::string>{},
+                        "test files, each a path or a glob; set, they replace dir's test_pattern"),
+      string_param("image_key", "image/encoded", "the Example feature holding the encoded JPEG or PNG (bytes_list)"),
+      string_param("format_key", "image/format",
+                   "the Example feature naming the image format (bytes_list; optional in the data); JPEG and PNG "
+                   "are read, anything else is a bad record"),
+      string_param("label_key", "image/class/label", "the Example feature holding the class (int64_list)"),
+      int_param("label_offset", 0,
+                "subtracted from every stored label (MoXing's labels_offset): 1 for ImageNet TFRecords whose "
+                "class 0 is 'background'"),
+      int_param("num_classes", 0,
+                "number of classes; a label outside [0, num_classes) is a bad record. 0: as many as class_names, "
+                "else the train split's largest label plus one")
+          .at_least(0),
+      string_list_param("class_names", std::vector<std::string>{}, "names of classes 0, 1, ... (optional)"),
+      int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels").between(1, 3),
+      int_param("height", 224, "images are resized to this height (antialiased bilinear) when they differ")
+          .at_least(1),
+      int_param("width", 224, "images are resized to this width (antialiased bilinear) when they differ").at_least(1),
+      string_param("on_corrupt", "fail",
+                   "a bad record (CRC, truncation, no such feature, an image that does not decode, a label out of "
+                   "range): fail stops with its file, record and cause; skip leaves it out and reports the count")
+          .one_of({"fail", "skip"}),
+      real_param("max_corrupt_fraction", 0.01,
+                 "with on_corrupt = \"skip\": a split with a larger fraction of bad records is an error")
+          .between(0.0, 1.0),
+      bool_param("verify_images", true,
+                 "decode every image when a file is first indexed, so an undecodable image is a bad record then; "
+                 "false: only CRCs, features and labels are checked, and a bad image fails the run when read"),
+      string_param("index_cache_dir", "",
+                   "where record indexes are cached between runs (keyed by path, size and mtime); \"\": "
+                   "$ORCHESTRATE_CACHE/tfrecord-index or ~/.cache/orchestrate/tfrecord-index; \"off\": never"),
+      int_param("limit", 0, "keep only the first N usable records of each split (0: all), for quick runs").at_least(0),
+  };
+  schema.rule([](const Params& p) -> std::string {
+    if (p.integer("channels") == 2) return "channels: 1 (grey) or 3 (RGB)";
+    if (p.integer("num_classes") == 1) return "num_classes: at least 2 (or 0 to count them)";
+    const auto names = p.string_list("class_names").size();
+    if (names == 1) return "class_names: name at least two classes";
+    if (names > 0 && p.integer("num_classes") > 0 && static_cast<std::int64_t>(names) != p.integer("num_classes"))
+      return "class_names: " + std::to_string(names) + " names for num_classes = " +
+             std::to_string(p.integer("num_classes"));
+    if (p.string("dir").empty() && p.string_list("train_files").empty())
+      return "dir or train_files: say where the TFRecord files are";
+    return "";
+  });
+  registry.datasets().add(
+      "tfrecord", "TFRecord files of tf.train.Example images (JPEG/PNG) and labels, with a cached record index",
+      std::move(schema),
+      [](const Params& params, DatasetSplit split) { return std::make_unique<TfRecordDataset>(params, split); });
+}
+
+}  // namespace
+
+ORCHESTRATE_PLUGIN("tfrecord", "1.0.0", register_components)

@@ -1,0 +1,405 @@
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "image_resize.h"
+#include "labelled_image.h"
+#include "orchestrate/dataset.h"
+#include "orchestrate/error.h"
+#include "plugin_under_test.h"
+#include "record_framing.h"
+#include "scratch_dir.h"
+#include "tfrecord_testing.h"
+
+namespace orchestrate::tfrecord {
+namespace {
+
+using orchestrate::testing::ScratchDir;
+using testing::encode_png;
+using testing::flip_byte;
+using testing::test_image;
+
+// What a construction printed to stderr (the plugin's reports), and what it built.
+struct Built {
+  std::unique_ptr<Dataset> dataset;
+  std::string stderr_text;
+};
+
+// A data set as TensorFlow's converters lay it out: two train shards of
+// three records and one validation shard of two, 28x28 grey PNGs, labels
+// 0..3 in order of appearance.
+class TfRecordDataset : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    write_shard("train-00000-of-00002", {0, 1, 2});
+    write_shard("train-00001-of-00002", {3, 4, 5});
+    write_shard("validation-00000-of-00001", {6, 7});
+  }
+
+  static std::int64_t label_of(std::int64_t image) { return image % 4; }
+
+  // Records of images `ids`; `make` may replace a record's payload.
+  void write_shard(const std::string& name, const std::vector<std::int64_t>& ids,
+                   const std::function<std::string(std::int64_t, std::string)>& make = {}) {
+    TfRecordWriter writer(data_.file(name));
+    for (const auto id : ids) {
+      std::string payload = serialize_labelled_image({encode_png(test_image(id)), "png", label_of(id)}, {});
+      if (make) payload = make(id, payload);
+      offsets_[name].push_back(writer.write(payload));
+    }
+    writer.close();
+  }
+
+  Params params(const std::function<void(Params&)>& customize = {}) const {
+    auto& entry = orchestrate::testing::plugin_under_test().datasets().get("tfrecord");
+    auto p = default_params(entry.info.schema);
+    p.set("dir", data_.path().string());
+    p.set("channels", std::int64_t{1});
+    p.set("height", std::int64_t{28});
+    p.set("width", std::int64_t{28});
+    p.set("index_cache_dir", cache_.path().string());
+    if (customize) customize(p);
+    return p;
+  }
+
+  Built build(DatasetSplit split, const std::function<void(Params&)>& customize = {}) const {
+    auto& entry = orchestrate::testing::plugin_under_test().datasets().get("tfrecord");
+    std::ostringstream captured;
+    auto* previous = std::cerr.rdbuf(captured.rdbuf());
+    Built built;
+    try {
+      built.dataset = entry.create(params(customize), split);
+    } catch (...) {
+      std::cerr.rdbuf(previous);
+      throw;
+    }
+    std::cerr.rdbuf(previous);
+    built.stderr_text = captured.str();
+    return built;
+  }
+
+  // The DataError message of building the train split, or "" if none.
+  std::string train_error(const std::function<void(Params&)>& customize = {}) const {
+    try {
+      build(DatasetSplit::train, customize);
+    } catch (const DataError& error) {
+      return error.what();
+    }
+    return "";
+  }
+
+  std::string shard(const std::string& name) const { return data_.file(name); }
+
+  ScratchDir data_;
+  ScratchDir cache_;
+  std::map<std::string, std::vector<std::uint64_t>> offsets_;
+};
+
+at::Tensor expected_image(std::int64_t id) { return test_image(id).permute({2, 0, 1}).to(at::kFloat) / 255.0; }
+
+std::vector<std::int64_t> all_indices(const Dataset& dataset) {
+  std::vector<std::int64_t> indices(static_cast<std::size_t>(dataset.size()));
+  for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = static_cast<std::int64_t>(i);
+  return indices;
+}
+
+auto skip = [](Params& p) { p.set("on_corrupt", std::string("skip")); };
+
+TEST_F(TfRecordDataset, ReadsEveryShardInOrderWithExactPixelsAndLabels) {
+  const auto train = build(DatasetSplit::train).dataset;
+  ASSERT_EQ(train->size(), 6);
+  const auto batch = train->get_batch({5, 0, 3, 0});
+  EXPECT_EQ(batch.images.sizes(), (at::IntArrayRef{4, 1, 28, 28}));
+  EXPECT_TRUE(batch.images[0].equal(expected_image(5)));
+  EXPECT_TRUE(batch.images[1].equal(expected_image(0)));
+  EXPECT_TRUE(batch.images[2].equal(expected_image(3)));
+  EXPECT_TRUE(batch.labels.equal(at::tensor(std::vector<std::int64_t>{1, 0, 3, 0})));
+
+  const auto test = build(DatasetSplit::test).dataset;
+  ASSERT_EQ(test->size(), 2);
+  EXPECT_TRUE(test->get_batch({1}).images[0].equal(expected_image(7)));
+}
+
+TEST_F(TfRecordDataset, CountsClassesFromTheTrainSplitForBothSplits) {
+  EXPECT_EQ(build(DatasetSplit::train).dataset->info().num_classes, 4);
+  // The test split's labels are 2 and 3; its class count is still the train split's.
+  write_shard("validation-00000-of-00001", {6});
+  const auto info = build(DatasetSplit::test).dataset->info();
+  EXPECT_EQ(info.num_classes, 4);
+  EXPECT_EQ(info.channels, 1);
+  EXPECT_EQ(info.height, 28);
+}
+
+TEST_F(TfRecordDataset, DeclaredSizeResizesWithTheSharedKernel) {
+  const auto train = build(DatasetSplit::train, [](Params& p) {
+    p.set("height", std::int64_t{14});
+    p.set("width", std::int64_t{20});
+    p.set("channels", std::int64_t{3});
+  }).dataset;
+  const auto images = train->get_batch({1}).images;
+  EXPECT_EQ(images.sizes(), (at::IntArrayRef{1, 3, 14, 20}));
+  const auto expected = orchestrate::resize_to_chw_float(test_image(1).expand({28, 28, 3}), 14, 20) / 255.0;
+  EXPECT_TRUE(at::allclose(images[0], expected, 0, 1e-6));
+}
+
+TEST_F(TfRecordDataset, TheIndexIsCachedAndRebuiltWhenTheFileChanges) {
+  EXPECT_NE(build(DatasetSplit::train).stderr_text.find("indexed 2 train files"), std::string::npos);
+  EXPECT_EQ(build(DatasetSplit::train).stderr_text, "");  // both indexes from the cache
+
+  write_shard("train-00001-of-00002", {3, 4});  // another size and time
+  const auto again = build(DatasetSplit::train);
+  EXPECT_NE(again.stderr_text.find("indexed 1 train file "), std::string::npos) << again.stderr_text;
+  EXPECT_EQ(again.dataset->size(), 5);
+
+  // Other rules are another cache entry, not a stale hit.
+  const auto offset = build(DatasetSplit::train, [](Params& p) { p.set("num_classes", std::int64_t{10}); });
+  EXPECT_NE(offset.stderr_text.find("indexed 2 train files"), std::string::npos) << offset.stderr_text;
+}
+
+TEST_F(TfRecordDataset, SameSizeRewriteWithANewTimeIsIndexedAgain) {
+  build(DatasetSplit::train);
+  // The same bytes, so only the modification time says it changed.
+  struct timeval times[2] = {{1, 0}, {1, 0}};
+  ASSERT_EQ(utimes(shard("train-00000-of-00002").c_str(), times), 0);
+  EXPECT_NE(build(DatasetSplit::train).stderr_text.find("indexed 1 train file "), std::string::npos);
+}
+
+TEST_F(TfRecordDataset, ADamagedCacheEntryIsBuiltAgain) {
+  build(DatasetSplit::train);
+  int entries = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache_.path())) {
+    auto bytes = testing::read_bytes(entry.path().string());
+    bytes.resize(bytes.size() - 5);
+    testing::write_bytes(entry.path().string(), bytes);
+    ++entries;
+  }
+  EXPECT_EQ(entries, 2);
+  const auto again = build(DatasetSplit::train);
+  EXPECT_NE(again.stderr_text.find("indexed 2 train files"), std::string::npos) << again.stderr_text;
+  EXPECT_EQ(again.dataset->size(), 6);
+}
+
+TEST_F(TfRecordDataset, IndexCacheOffScansEveryTime) {
+  auto off = [](Params& p) { p.set("index_cache_dir", std::string("off")); };
+  EXPECT_NE(build(DatasetSplit::train, off).stderr_text.find("not cached"), std::string::npos);
+  EXPECT_NE(build(DatasetSplit::train, off).stderr_text.find("indexed 2 train files"), std::string::npos);
+}
+
+TEST_F(TfRecordDataset, LabelOffsetIsSubtractedAndALabelBelowItIsBad) {
+  // ImageNet style: stored labels 1..N, class 0 is "background".
+  write_shard("train-00000-of-00002", {0, 1, 2}, [](std::int64_t id, std::string) {
+    return serialize_labelled_image({encode_png(test_image(id)), "png", id + 1}, {});
+  });
+  write_shard("train-00001-of-00002", {3});
+  auto offset_one = [](Params& p) { p.set("label_offset", std::int64_t{1}); };
+  const auto message = train_error(offset_one);
+  // The record of image 3 stores label 3, so it is class 2; image 0 stored 1, now 0: fine. None is bad yet.
+  EXPECT_EQ(message, "");
+  const auto train = build(DatasetSplit::train, offset_one).dataset;
+  EXPECT_TRUE(train->get_batch({0, 1, 2, 3}).labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 2, 2})));
+
+  write_shard("train-00001-of-00002", {4});  // stores label 0: below the offset
+  EXPECT_NE(train_error(offset_one).find(shard("train-00001-of-00002") +
+                                         ": record 0 at byte 0: label -1 (image/class/label 0 less label_offset 1) is "
+                                         "negative"),
+            std::string::npos)
+      << train_error(offset_one);
+}
+
+TEST_F(TfRecordDataset, LabelOutOfRangeFailsOrIsSkipped) {
+  auto four_classes = [](Params& p) { p.set("num_classes", std::int64_t{3}); };
+  const auto message = train_error(four_classes);
+  // Image 3 has label 3, the first record of the second shard.
+  EXPECT_EQ(message, "[data] tfrecord: " + shard("train-00001-of-00002") +
+                         ": record 0 at byte 0: label 3 (image/class/label 3) is outside [0, 3) (1 bad record of 6 in "
+                         "the train split; on_corrupt = \"skip\" leaves bad records out)");
+  const auto skipped = build(DatasetSplit::train, [&](Params& p) {
+    four_classes(p);
+    skip(p);
+    p.set("max_corrupt_fraction", 0.5);
+  });
+  EXPECT_EQ(skipped.dataset->size(), 5);
+  EXPECT_NE(skipped.stderr_text.find("skipped 1 bad record of 6 in the train split; the first: " +
+                                     shard("train-00001-of-00002") + ": record 0 at byte 0: label 3"),
+            std::string::npos)
+      << skipped.stderr_text;
+  EXPECT_TRUE(skipped.dataset->get_batch(all_indices(*skipped.dataset))
+                  .labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 2, 0, 1})));
+}
+
+TEST_F(TfRecordDataset, TooManyBadRecordsFailEvenWhenSkipping) {
+  const auto message = train_error([](Params& p) {
+    p.set("num_classes", std::int64_t{3});
+    p.set("on_corrupt", std::string("skip"));
+  });  // 1 of 6 > the default 1 %
+  EXPECT_NE(message.find("1 bad record of 6 in the train split (16.67 % of them, more than max_corrupt_fraction = "
+                         "0.01); the first: "),
+            std::string::npos)
+      << message;
+}
+
+TEST_F(TfRecordDataset, FlippedPayloadByteIsABadDataCrc) {
+  const auto& offsets = offsets_["train-00000-of-00002"];
+  flip_byte(shard("train-00000-of-00002"), offsets[1] + kRecordHeaderBytes + 10);
+  const auto message = train_error();
+  EXPECT_NE(message.find(shard("train-00000-of-00002") + ": record 1 at byte " + std::to_string(offsets[1]) +
+                         ": bad data CRC (stored 0x"),
+            std::string::npos)
+      << message;
+  const auto skipped = build(DatasetSplit::train, [](Params& p) {
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.2);
+  });
+  ASSERT_EQ(skipped.dataset->size(), 5);  // records after it are still read
+  EXPECT_TRUE(skipped.dataset->get_batch({1}).images[0].equal(expected_image(2)));
+}
+
+TEST_F(TfRecordDataset, FlippedLengthByteLosesTheRestOfTheFile) {
+  const auto& offsets = offsets_["train-00000-of-00002"];
+  flip_byte(shard("train-00000-of-00002"), offsets[1] + 2);
+  EXPECT_NE(train_error().find("record 1 at byte " + std::to_string(offsets[1]) + ": bad length CRC"),
+            std::string::npos)
+      << train_error();
+  const auto skipped = build(DatasetSplit::train, [](Params& p) {
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.5);
+  });
+  EXPECT_EQ(skipped.dataset->size(), 4);  // record 0 of the first shard and all of the second
+  EXPECT_NE(skipped.stderr_text.find("skipped 1 bad record of 5"), std::string::npos) << skipped.stderr_text;
+}
+
+TEST_F(TfRecordDataset, TruncatedFileKeepsTheRecordsBeforeTheCut) {
+  const auto& offsets = offsets_["train-00001-of-00002"];
+  testing::truncate_to(shard("train-00001-of-00002"), offsets[2] + 30);
+  EXPECT_NE(train_error().find(shard("train-00001-of-00002") + ": record 2 at byte " + std::to_string(offsets[2]) +
+                               ": truncated: the file ends 18 bytes into the record's"),
+            std::string::npos)
+      << train_error();
+  EXPECT_EQ(build(DatasetSplit::train, [](Params& p) {
+              p.set("on_corrupt", std::string("skip"));
+              p.set("max_corrupt_fraction", 0.5);
+            }).dataset->size(), 5);
+}
+
+TEST_F(TfRecordDataset, ZeroByteUndecodableAndRawImagesAreBadRecords) {
+  write_shard("train-00001-of-00002", {3, 4, 5}, [](std::int64_t id, std::string payload) {
+    if (id == 3) return serialize_labelled_image({"", "png", 3}, {});
+    if (id == 4) return serialize_labelled_image({"not an image at all", "", 0}, {});
+    if (id == 5) return serialize_labelled_image({std::string(784, '\0'), "raw", 1}, {});
+    return payload;
+  });
+  const auto message = train_error();
+  EXPECT_NE(message.find("record 0 at byte 0: zero-byte image in feature 'image/encoded' (3 bad records of 6"),
+            std::string::npos)
+      << message;
+  const auto skipped = build(DatasetSplit::train, [](Params& p) {
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.5);
+  });
+  EXPECT_EQ(skipped.dataset->size(), 3);
+  EXPECT_NE(skipped.stderr_text.find("skipped 3 bad records of 6"), std::string::npos) << skipped.stderr_text;
+  // The causes of the other two, each named:
+  write_shard("train-00001-of-00002", {4}, [](std::int64_t, std::string) {
+    return serialize_labelled_image({"not an image at all", "", 0}, {});
+  });
+  EXPECT_NE(train_error().find("record 0 at byte 0: image/encoded: neither a JPEG nor a PNG file"), std::string::npos)
+      << train_error();
+  write_shard("train-00001-of-00002", {5}, [](std::int64_t, std::string) {
+    return serialize_labelled_image({std::string(784, '\0'), "raw", 1}, {});
+  });
+  EXPECT_NE(train_error().find("unsupported image/format 'raw' (JPEG and PNG are decoded)"), std::string::npos)
+      << train_error();
+}
+
+TEST_F(TfRecordDataset, WithoutImageVerificationABadImageFailsWhenRead) {
+  write_shard("train-00001-of-00002", {3}, [](std::int64_t, std::string) {
+    const std::string png = encode_png(test_image(3));
+    return serialize_labelled_image({png.substr(0, png.size() / 2), "png", 3}, {});  // cut short
+  });
+  auto trusting = [](Params& p) { p.set("verify_images", false); };
+  EXPECT_EQ(train_error(trusting), "");
+  const auto train = build(DatasetSplit::train, trusting).dataset;
+  EXPECT_NO_THROW(train->get_batch({0, 1, 2}));
+  try {
+    train->get_batch({3});
+    FAIL() << "expected a DataError";
+  } catch (const DataError& error) {
+    EXPECT_NE(std::string(error.what()).find(shard("train-00001-of-00002") + ": record 0 at byte 0: image/encoded: "),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_NE(train_error().find("record 0 at byte 0: image/encoded: corrupt PNG"), std::string::npos) << train_error();
+}
+
+TEST_F(TfRecordDataset, AFileDamagedAfterIndexingFailsTheBatchNamingTheRecord) {
+  const auto train = build(DatasetSplit::train).dataset;
+  const auto& offsets = offsets_["train-00000-of-00002"];
+  flip_byte(shard("train-00000-of-00002"), offsets[2] + kRecordHeaderBytes + 3);
+  EXPECT_NO_THROW(train->get_batch({0, 1, 3}));
+  try {
+    train->get_batch({0, 2});
+    FAIL() << "expected a DataError";
+  } catch (const DataError& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("[data] tfrecord: " + shard("train-00000-of-00002") + ": record 2 at byte " +
+                                                  std::to_string(offsets[2]) + ": bad data CRC",
+                                              0),
+              0u)
+        << error.what();
+  }
+}
+
+TEST_F(TfRecordDataset, FilesByListAndGlobUnderDirOrAbsolute) {
+  const auto listed = build(DatasetSplit::train, [&](Params& p) {
+    p.set("train_files", std::vector<std::string>{"train-00001-*", shard("train-00000-of-00002")});
+  }).dataset;
+  ASSERT_EQ(listed->size(), 6);
+  EXPECT_TRUE(listed->get_batch({0}).images[0].equal(expected_image(3)));  // in the order given
+  const auto message = train_error([](Params& p) { p.set("train_files", std::vector<std::string>{"train-0009*"}); });
+  EXPECT_NE(message.find("no file matches " + data_.file("train-0009*")), std::string::npos) << message;
+  EXPECT_NE(train_error([](Params& p) { p.set("train_pattern", std::string("training-*")); }).find("no file matches"),
+            std::string::npos);
+}
+
+TEST_F(TfRecordDataset, LimitClassNamesAndConcurrentBatches) {
+  const auto train = build(DatasetSplit::train, [](Params& p) {
+    p.set("limit", std::int64_t{4});
+    p.set("class_names", std::vector<std::string>{"a", "b", "c", "d"});
+  }).dataset;
+  EXPECT_EQ(train->size(), 4);
+  EXPECT_EQ(train->info().class_names, (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_THROW(train->get_batch({4}), std::out_of_range);
+  const std::vector<std::int64_t> indices{3, 2, 1, 0, 1, 2};
+  const auto expected = train->get_batch(indices);
+  std::vector<Batch> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) threads.emplace_back([&] { result = train->get_batch(indices); });
+  for (auto& thread : threads) thread.join();
+  for (const auto& result : results) EXPECT_TRUE(result.images.equal(expected.images));
+}
+
+TEST(TfRecordSchema, RulesNameWhatIsMissingOrInconsistent) {
+  const auto& schema = orchestrate::testing::plugin_under_test().datasets().get("tfrecord").info.schema;
+  auto p = default_params(schema);
+  EXPECT_EQ(schema.broken_rules(p), (std::vector<std::string>{"dir or train_files: say where the TFRecord files are"}));
+  p.set("dir", std::string("data"));
+  EXPECT_TRUE(schema.broken_rules(p).empty());
+  p.set("channels", std::int64_t{2});
+  EXPECT_EQ(schema.broken_rules(p), (std::vector<std::string>{"channels: 1 (grey) or 3 (RGB)"}));
+  p.set("channels", std::int64_t{3});
+  p.set("num_classes", std::int64_t{3});
+  p.set("class_names", std::vector<std::string>{"a", "b"});
+  EXPECT_EQ(schema.broken_rules(p), (std::vector<std::string>{"class_names: 2 names for num_classes = 3"}));
+}
+
+}  // namespace
+}  // namespace orchestrate::tfrecord
