@@ -1,15 +1,22 @@
 #include <unistd.h>
 
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <memory>
+#include <optional>
 
+#include "collective.h"
 #include "command.h"
+#include "device.h"
+#include "launch_environment.h"
 #include "options.h"
 #include "orchestrate/error.h"
 #include "recipe.h"
 #include "reports.h"
 #include "resume.h"
 #include "run_store.h"
+#include "settings.h"
 #include "trainer.h"
 
 namespace orchestrate::cli {
@@ -30,6 +37,42 @@ void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunS
   std::cout << "\nrecorded in " << store.path() << " (orchestrate runs --db " << store.path() << ")\n\n";
   if (auto summary = store.find_run(std::to_string(outcome.run_id)))
     std::cout << render(throughput_table({throughput_of(store, *summary)}), TableFormat::table);
+}
+
+// The store a rank other than 0 records into: its own scratch file, removed
+// when the rank ends. Rank 0's store is the job's record; the other ranks take
+// the same steps and their rows would only repeat rank 0's.
+class ScratchStore {
+ public:
+  explicit ScratchStore(int rank)
+      : path_((std::filesystem::temp_directory_path() /
+               ("orchestrate-rank" + std::to_string(rank) + "-" + std::to_string(::getpid()) + ".db"))
+                  .string()),
+        store_(std::make_unique<RunStore>(path_)) {}
+  ~ScratchStore() {
+    store_.reset();
+    std::error_code ignored;
+    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::filesystem::remove(path_ + suffix, ignored);
+  }
+  RunStore& store() { return *store_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<RunStore> store_;
+};
+
+// Joins the data-parallel job a launcher (--nproc, torchrun, srun, mpirun)
+// started this process in; nullptr when it was started alone.
+std::unique_ptr<Collective> join_job(const Recipe& recipe) {
+  const LaunchEnvironment job = read_launch_environment();
+  if (!job.distributed()) return nullptr;
+  const Settings s = settings_of(recipe);
+  CollectiveOptions options;
+  options.backend = s.distributed.backend;
+  options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(s.distributed.timeout_s * 1000));
+  c10::Device device = select_device(s.run.device);
+  if (device.is_cuda()) device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(job.local_rank));
+  return std::make_unique<Collective>(job, device, options);
 }
 
 }  // namespace
@@ -61,16 +104,22 @@ int run_command(const std::vector<std::string>& arguments) {
     return 0;
   }
 
+  // Joined before the store is touched: a rendezvous that fails leaves no run row.
+  const std::unique_ptr<Collective> collective = join_job(recipe);
+  const bool leader = !collective || collective->rank() == 0;
   RunStore store(db_path(values, recipe.table("log").core.string("db")));
+  std::optional<ScratchStore> scratch;
+  if (!leader) scratch.emplace(collective->rank());
   TrainOptions train_options;
-  if (!values["quiet"].as<bool>()) {
+  train_options.collective = collective.get();
+  if (!values["quiet"].as<bool>() && leader) {
     train_options.progress = &std::cerr;
     train_options.progress_is_terminal = isatty(STDERR_FILENO) != 0;
   }
   if (values.count("resume"))
     train_options.resume_from = resolve_resume_target(values["resume"].as<std::string>(), recipe, store);
-  const TrainOutcome outcome = train(recipe, registry, store, train_options);
-  print_outcome(outcome, recipe, store);
+  const TrainOutcome outcome = train(recipe, registry, scratch ? scratch->store() : store, train_options);
+  if (leader) print_outcome(outcome, recipe, store);
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;
 }
 

@@ -2,7 +2,12 @@
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include <map>
+
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/flatten_dense_tensors.h>
+#include <ATen/ops/unflatten_dense_tensors.h>
+#include <c10/core/GradMode.h>
 #include <c10/util/Logging.h>
 
 #include "orchestrate/error.h"
@@ -139,6 +144,18 @@ void Collective::broadcast(at::Tensor& tensor, int root) {
   options.rootRank = root;
   options.timeout = timeout_;
   finish(backend_->broadcast(tensors, options), "broadcast");
+}
+
+void Collective::broadcast_in_place(const std::vector<at::Tensor>& tensors, int root) {
+  c10::NoGradGuard no_grad;
+  std::map<c10::ScalarType, std::vector<at::Tensor>> by_dtype;
+  for (const auto& t : tensors) by_dtype[t.scalar_type()].push_back(t);
+  for (auto& [dtype, group] : by_dtype) {
+    auto flat = at::flatten_dense_tensors(group);
+    broadcast(flat, root);
+    const auto values = at::unflatten_dense_tensors(flat, group);
+    for (std::size_t i = 0; i < group.size(); ++i) group[i].copy_(values[i]);
+  }
 }
 
 void Collective::barrier() {

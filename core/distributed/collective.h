@@ -63,6 +63,9 @@ class Collective {
   std::vector<at::Tensor> all_gather(const at::Tensor& tensor);
   // Rank `root`'s values into `tensor` on every rank.
   void broadcast(at::Tensor& tensor, int root = 0);
+  // Rank `root`'s values of `tensors` (parameters, buffers: any shapes) into
+  // every rank's, in place: one broadcast per dtype, not one per tensor.
+  void broadcast_in_place(const std::vector<at::Tensor>& tensors, int root = 0);
   void barrier();
 
  private:

@@ -106,11 +106,13 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
   c.groups = form_parameter_groups(*c.model, s.optimizer);
   build_optimizer_chain(c, s.optimizer, registry);
 
-  const std::int64_t batch_size = s.run.batch_size;
+  // Per rank: every micro-batch step of a data-parallel job takes world_size x batch_size images.
+  const std::int64_t batch_size = s.run.batch_size * compute.world_size;
   c.micro_batches_per_epoch = c.train_set->size() / batch_size;
   c.updates_per_epoch = c.micro_batches_per_epoch / c.micro_batches_per_update;
   if (c.updates_per_epoch == 0)
-    throw Error("[run] batch_size = " + std::to_string(batch_size) + " x " +
+    throw Error("[run] batch_size = " + std::to_string(s.run.batch_size) +
+                (compute.world_size > 1 ? " x " + std::to_string(compute.world_size) + " ranks" : std::string()) + " x " +
                 std::to_string(c.micro_batches_per_update) + " micro-batches per update is larger than the training split (" +
                 std::to_string(c.train_set->size()) + " images); lower batch_size or batch_gradients num_batches");
   c.total_updates = s.run.max_steps > 0 ? s.run.max_steps : s.run.epochs * c.updates_per_epoch;

@@ -17,9 +17,11 @@ namespace {
 // CI machine (Fashion-MNIST ConvNet, batch 128, 2 data workers): 2 threads
 // gave 2165-2250 img/s, 1 thread 1120-1500; the data workers mostly wait on
 // a full prefetch queue, so they take little from the compute threads.
-int intra_op_threads(const RunSettings& run) {
+// CPU workers of one machine share its cores (--nproc 2 on 2 cores: one each).
+int intra_op_threads(const RunSettings& run, int workers_on_this_machine) {
   if (run.threads > 0) return run.threads;
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, cores / std::max(1, workers_on_this_machine));
 }
 
 bool use_channels_last(MemoryFormat format, const c10::Device& device) {
@@ -36,11 +38,15 @@ void configure_device(const c10::Device& device) {
 
 }  // namespace
 
-ComputeSetup set_up_compute(const Settings& s) {
+ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
   ComputeSetup compute;
-  compute.intra_op_threads = intra_op_threads(s.run);
+  compute.world_size = job.world_size;
+  compute.rank = job.rank;
+  compute.intra_op_threads = intra_op_threads(s.run, job.local_world_size);
   at::set_num_threads(compute.intra_op_threads);
   compute.device = select_device(s.run.device);
+  if (compute.device.is_cuda() && job.distributed())
+    compute.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(job.local_rank));
   if (auto why = AutocastScope::unsupported_reason(compute.device.type(), s.precision.mode))
     throw RecipeError("[precision] mode = \"" + std::string(precision_mode_name(s.precision.mode)) + "\": " + *why);
   configure_device(compute.device);

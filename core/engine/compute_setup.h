@@ -8,6 +8,7 @@
 #include <torch/nn/module.h>
 
 #include "batch_pipeline.h"
+#include "launch_environment.h"
 #include "settings.h"
 
 namespace orchestrate {
@@ -17,6 +18,10 @@ struct ComputeSetup {
   int intra_op_threads = 1;
   bool channels_last = false;  // images and 4-d weights in channels_last ([model] memory_format)
   PipelineOptions pipeline;    // [run] num_workers and prefetch_batches; pinned memory on CUDA
+  // This process's place in a data-parallel job (1 and 0 alone): each rank
+  // trains [run] batch_size images of every global batch of world_size x batch_size.
+  int world_size = 1;
+  int rank = 0;
 };
 
 // Selects [run] device and sets the process's intra-op threads ([run]
@@ -25,7 +30,8 @@ struct ComputeSetup {
 // (cuDNN autotuning, TF32 on CUDA); and seeds the default generators with
 // [run] seed, so whatever is built next (weights, augmentation) is
 // reproducible. Process-wide: call it once, before building components.
-ComputeSetup set_up_compute(const Settings& settings);
+// In a data-parallel job each rank takes the CUDA device of its local rank.
+ComputeSetup set_up_compute(const Settings& settings, const LaunchEnvironment& job = {});
 
 // Puts the model's 4-d weights in channels_last when the setup asks for it.
 void apply_memory_format(torch::nn::Module& model, const ComputeSetup& compute);

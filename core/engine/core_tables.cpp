@@ -234,6 +234,24 @@ ParamSchema export_schema() {
   };
 }
 
+ParamSchema distributed_schema() {
+  return {
+      string_param("backend", "auto",
+                   "the collective engine: auto (NCCL on CUDA, Gloo on the CPU), gloo or nccl")
+          .one_of({"auto", "gloo", "nccl"}),
+      real_param("bucket_size_mb", 25.0,
+                 "gradients are all-reduced in buckets of about this size, each started as soon as backward "
+                 "has filled it (MindSpore's all-reduce fusion groups)")
+          .greater_than(0)
+          .at_most(4096),
+      real_param("timeout_s", 60.0,
+                 "how long a rendezvous or a collective waits for the other workers before the run fails; a dead "
+                 "or hung worker ends the job within this time")
+          .greater_than(0)
+          .at_most(86400),
+  };
+}
+
 TableSpec core_table(std::string name, std::string doc, ParamSchema schema,
                      std::vector<std::string> resume_safe_keys = {}) {
   return TableSpec{std::move(name), std::move(doc), std::move(schema), std::nullopt, "", {}, {},
@@ -273,6 +291,8 @@ const std::vector<TableSpec>& recipe_tables() {
       core_table("export", "a serving export (TorchScript in a Triton model repository) when training ends",
                  export_schema(), {"*"}),
       core_table("log", "the run store and the progress line", log_schema(), {"*"}),
+      core_table("distributed", "data-parallel training: the collective engine and gradient buckets (--nproc, torchrun, srun, mpirun)",
+                 distributed_schema(), {"*"}),
   };
   return tables;
 }

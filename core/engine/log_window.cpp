@@ -77,6 +77,7 @@ LogWindow::Summary LogWindow::flush(std::int64_t epoch) {
   const double* scalar = read + rows_.size() + (images_ > 0 ? 2 : 0);
   for (const auto& [metric, sum_and_count] : scalars_)
     store_.record_metric(run_id_, summary.last_step, epoch, metric, *scalar++ / static_cast<double>(sum_and_count.second));
+  summary.rows = std::move(rows_);
   rows_.clear();
   losses_.clear();
   scalars_.clear();

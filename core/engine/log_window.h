@@ -35,6 +35,7 @@ class LogWindow {
     double mean_loss = 0;
     std::int64_t first_nonfinite_step = -1;  // -1: every loss was finite
     double first_nonfinite_loss = 0;
+    std::vector<StepTiming> rows;  // as written, loss and phase times filled in
   };
   // Writes the rows and train/loss, train/top1, train/top5 at the window's
   // last step, and starts a new window.

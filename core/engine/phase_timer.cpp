@@ -30,6 +30,11 @@ void PhaseTimer::compute_ends() {
   }
 }
 
+void PhaseTimer::sync_ends() {
+  if (on_host_) last_compute_end_ = Clock::now();
+  else step_.sync_end.push_back(record());
+}
+
 void PhaseTimer::optimizer_ends() {
   if (on_host_) {
     current_.optimizer_s = seconds(Clock::now() - last_compute_end_);
@@ -51,7 +56,8 @@ std::vector<PhaseTimes> PhaseTimer::take(bool wait) {
     PhaseTimes times;
     for (std::size_t i = 0; i + 1 < step.compute.size(); i += 2)
       times.compute_s += step.compute[i].elapsedTime(step.compute[i + 1]) / 1e3;
-    times.optimizer_s = step.compute.back().elapsedTime(step.optimizer_end.front()) / 1e3;
+    const c10::Event& optimizer_begin = step.sync_end.empty() ? step.compute.back() : step.sync_end.front();
+    times.optimizer_s = optimizer_begin.elapsedTime(step.optimizer_end.front()) / 1e3;
     out.push_back(times);
     pending_.pop_front();
   }

@@ -26,6 +26,10 @@ class PhaseTimer {
   explicit PhaseTimer(const c10::Device& device);
   void compute_begins();   // before a micro-batch's forward
   void compute_ends();     // after its backward
+  // After the gradients' all-reduce (data parallelism): the optimizer phase
+  // starts here, so the wait for the other ranks is not optimizer time. The
+  // wait itself is measured by whoever waits (GradientReducer).
+  void sync_ends();
   void optimizer_ends();   // after the update: closes the step
   // Times of closed steps not yet taken, oldest first. On CUDA the newest
   // step is held back until the next one closes, unless `wait`.
@@ -35,6 +39,7 @@ class PhaseTimer {
   using Clock = std::chrono::steady_clock;
   struct DeviceStep {
     std::vector<c10::Event> compute;  // begin, end, begin, end, ...
+    std::vector<c10::Event> sync_end;       // none, or one event
     std::vector<c10::Event> optimizer_end;  // one event
   };
   c10::Event record();

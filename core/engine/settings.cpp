@@ -105,6 +105,8 @@ Settings settings_of(const Recipe& recipe) {
   const auto& exporting = recipe.table("export").core;
   s.export_ = {exporting.string("dir"), exporting.string("name"), exporting.integer("top_k"),
                exporting.integer("max_batch_size")};
+  const auto& distributed = recipe.table("distributed").core;
+  s.distributed = {distributed.string("backend"), distributed.real("bucket_size_mb"), distributed.real("timeout_s")};
   s.db = recipe.table("log").core.string("db");
   s.progress = recipe.table("log").core.string("progress");
   s.flush_seconds = recipe.table("log").core.real("flush_secs");

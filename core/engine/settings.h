@@ -98,6 +98,13 @@ struct ExportSettings {
   std::int64_t max_batch_size = 64;
 };
 
+// [distributed]: used when the run is one rank of a data-parallel job.
+struct DistributedSettings {
+  std::string backend = "auto";
+  double bucket_size_mb = 25.0;
+  double timeout_s = 60.0;
+};
+
 struct Settings {
   RunSettings run;
   std::string data_plugin;
@@ -113,6 +120,7 @@ struct Settings {
   EvalSettings eval;
   CheckpointSettings checkpoint;
   ExportSettings export_;
+  DistributedSettings distributed;
   std::string db;
   std::string progress = "auto";
   double flush_seconds = 10.0;  // step rows reach the store at least this often

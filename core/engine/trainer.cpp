@@ -11,11 +11,13 @@
 #include <thread>
 
 #include "checkpointer.h"
+#include "collective.h"
 #include "components.h"
 #include "compute_setup.h"
 #include "durable_file.h"
 #include "epoch_plan.h"
 #include "evaluator.h"
+#include "gradient_reducer.h"
 #include "orchestrate/error.h"
 #include "log_window.h"
 #include "phase_timer.h"
@@ -58,19 +60,44 @@ class TrainingRun {
                   options.progress_is_terminal),
         stop_(stop),
         stop_after_micro_batches_(options.stop_after_micro_batches),
-        checkpointer_(checkpointer) {
+        checkpointer_(checkpointer),
+        collective_(options.collective),
+        leader_(!collective_ || collective_->rank() == 0) {
     for (const auto& group : c.groups)
       for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
     if (resume) restore(*resume, options.resume_from);
+    if (collective_) {
+      // Every rank starts from rank 0's weights (the same seed gives the same
+      // ones; this makes sure) and averages its gradients into the same update.
+      collective_->broadcast_in_place(c.model->parameters());
+      collective_->broadcast_in_place(c.model->buffers());
+      reducer_ = std::make_unique<GradientReducer>(*collective_, parameters_, s.distributed.bucket_size_mb);
+      std::ostringstream what;
+      what << "rank " << collective_->rank() << " of " << collective_->world_size() << " ("
+           << collective_->environment().launcher << " launch, " << collective_->engine() << "): "
+           << reducer_->bucket_count() << " gradient buckets of at most " << s.distributed.bucket_size_mb << " MB, "
+           << std::fixed << std::setprecision(2) << reducer_->bytes_per_update() / 1048576.0
+           << " MB all-reduced per update; global batch " << s.run.batch_size * collective_->world_size() << " x "
+           << c.micro_batches_per_update << " micro-batches";
+      store_.record_event(run_id_, "data_parallel", what.str());
+    }
     // An epoch is the micro-batches its updates use; a remainder smaller than
     // one update is left out, so every epoch starts on a fresh permutation.
     const std::int64_t per_epoch = c.updates_per_epoch * c.micro_batches_per_update;
+    // A data-parallel job shuffles as one process with the global batch would,
+    // and rank r takes the r-th slice of each global batch: the ranks' shards
+    // are disjoint, balanced and together the whole batch.
     train_pipeline_ = std::make_unique<BatchPipeline>(
         *c.train_set,
-        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch](std::int64_t epoch) {
-          auto batches = shuffled_batches(size, batch, seed, epoch, true);
+        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch,
+         rank = compute.rank, world = compute.world_size](std::int64_t epoch) {
+          auto batches = shuffled_batches(size, batch * world, seed, epoch, true);
           batches.resize(static_cast<std::size_t>(per_epoch));
-          return batches;
+          if (world == 1) return batches;
+          BatchIndices shard;
+          for (const auto& global : batches)
+            shard.emplace_back(global.begin() + rank * batch, global.begin() + (rank + 1) * batch);
+          return shard;
         },
         per_epoch, c.epochs, compute.pipeline, update_ * c.micro_batches_per_update + resume_micro_);
     if (c.test_set)
@@ -92,6 +119,7 @@ class TrainingRun {
       if (checkpointer_.due_after_epoch(epoch + 1) && update_ < c_.total_updates) save_checkpoint("epoch");
     }
     flush_window(last_epoch_);
+    if (collective_ && stopped_) gather_rank_rows(last_epoch_);
     if (stopped_) {
       progress_.finish();
       const std::string why = (stop_.signal_number() ? "stopped by signal " + std::to_string(stop_.signal_number())
@@ -139,7 +167,8 @@ class TrainingRun {
   }
 
   // One micro-batch: forward, loss, backward. Returns the loss, on the device.
-  at::Tensor micro_batch(const Batch& batch, StepTiming& timing) {
+  // Only the update's last micro-batch all-reduces its gradients (`last`).
+  at::Tensor micro_batch(const Batch& batch, StepTiming& timing, bool last) {
     auto t0 = Clock::now();
     auto images = batch.images.to(device_, /*non_blocking=*/true);
     if (channels_last_) images = images.contiguous(at::MemoryFormat::ChannelsLast);
@@ -155,10 +184,26 @@ class TrainingRun {
     auto objective = loss;
     if (!output.aux_logits.empty())
       if (const auto aux = weighted_aux_loss(output.aux_logits, labels); aux.defined()) objective = loss + aux;
+    if (reducer_) reducer_->set_communicating(last);
     scaler_.scale(objective / static_cast<double>(c_.micro_batches_per_update)).backward();
     timer_.compute_ends();
-    timing.images += labels.size(0);
+    // Rank 0's row is the job's step: the images of all its ranks (migration 4).
+    timing.images += labels.size(0) * (collective_ && leader_ ? collective_->world_size() : 1);
     return loss.detach();
+  }
+
+  // A data-parallel job's one small all-reduce per update: the sum of the
+  // ranks' losses (train/loss and on_nonfinite = "skip" then see the mean over
+  // the whole global batch, the same on every rank) and of their stop
+  // requests (so every rank stops after the same update). Returns the mean loss.
+  at::Tensor agree_on_update(const at::Tensor& loss) {
+    const bool stop_here = stop_.requested() ||
+                           (stop_after_micro_batches_ > 0 && micro_batches_run_ >= stop_after_micro_batches_);
+    auto agreement = at::cat({loss.detach().reshape({1}).to(at::kFloat),
+                              at::full({1}, stop_here ? 1.0F : 0.0F, loss.options().dtype(at::kFloat))});
+    collective_->all_reduce_sum(agreement);
+    agreed_stop_ = agreement[1].item<float>() > 0;
+    return agreement[0] / static_cast<double>(collective_->world_size());
   }
 
   // Applies the accumulated gradients: unscale, skip if not finite, wrappers, optimizer.
@@ -192,7 +237,11 @@ class TrainingRun {
     c_.optimizer->zero_grad();
   }
 
+  // Alone: a signal (or the test's micro-batch count) stops at once. In a
+  // data-parallel job only what all ranks agreed on after the last update,
+  // so no rank is left waiting in a collective for one that stopped.
   bool stop_requested() const {
+    if (collective_) return agreed_stop_;
     return stop_.requested() ||
            (stop_after_micro_batches_ > 0 && micro_batches_run_ >= stop_after_micro_batches_);
   }
@@ -212,6 +261,7 @@ class TrainingRun {
         return;
       }
       StepTiming timing;
+      share_rank0_buffers();
       const std::int64_t first_micro = resume_micro_;
       at::Tensor loss_sum = partial_loss_;
       resume_micro_ = 0;
@@ -219,7 +269,7 @@ class TrainingRun {
       for (std::int64_t m = first_micro; m < M; ++m) {
         // A stop between micro-batches keeps the gradients accumulated so
         // far: the checkpoint holds them, and --resume goes on from here.
-        if (m > first_micro && stop_requested()) {
+        if (m > first_micro && !collective_ && stop_requested()) {
           stopped_ = true;
           stopped_micro_ = m;
           partial_loss_ = loss_sum;
@@ -229,11 +279,16 @@ class TrainingRun {
         auto batch = train_pipeline_->next();
         timing.data_wait_s += seconds_between(t0, Clock::now());
         if (!batch) throw Error("the data pipeline ended early at update " + std::to_string(update_) + " (a bug)");
-        const auto loss = micro_batch(*batch, timing);
+        const auto loss = micro_batch(*batch, timing, m == M - 1);
         loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
         ++micro_batches_run_;
       }
-      const auto loss = M > 1 ? loss_sum / static_cast<double>(M) : loss_sum;
+      if (reducer_) {
+        timing.sync_s = reducer_->finish_reduction();
+        timer_.sync_ends();
+      }
+      const auto local_loss = M > 1 ? loss_sum / static_cast<double>(M) : loss_sum;
+      const auto loss = collective_ ? agree_on_update(local_loss) : local_loss;
       const double lr = c_.schedule->learning_rate(update_);
       apply_update(loss, lr, epoch);
       timer_.optimizer_ends();
@@ -246,11 +301,14 @@ class TrainingRun {
       timing.epoch = epoch + 1;
       timing.total_s = seconds_between(last_step_end_, t3);
       timing.learning_rate = lr;
-      window_.add_update(timing, loss);
+      // Rank 0 logs the job's mean loss; the other ranks' rows keep their own.
+      window_.add_update(timing, leader_ ? loss : local_loss);
       // By count and by time: a kill loses at most flush_secs of step rows.
       if (update_ % s_.run.log_every == 0 || update_ == c_.total_updates ||
           seconds_between(last_flush_, t3) >= s_.flush_seconds)
         flush_window(epoch + 1);
+      if (collective_ && (update_ % s_.run.log_every == 0 || update_ == c_.total_updates))
+        gather_rank_rows(epoch + 1);
       progress_.update({epoch + 1, c_.epochs, update_, c_.total_updates, recent_loss_, lr}, timing.images);
       if (auto reason = checkpointer_.due_after_update(update_); reason && update_ < c_.total_updates)
         save_checkpoint(*reason);
@@ -263,6 +321,7 @@ class TrainingRun {
   void save_checkpoint(const std::string& reason) {
     if (checkpointer_.saved_at(update_, stopped_micro_)) return;
     flush_window(last_epoch_);  // the store then shows every step up to the checkpoint
+    if (!leader_) return;       // rank 0 writes the job's checkpoints
     CheckpointContent content;
     CheckpointMeta& meta = content.meta;
     meta.orchestrate_version = version();
@@ -309,8 +368,9 @@ class TrainingRun {
   // device in a steady-state step (see log_window.h).
   void flush_window(std::int64_t epoch) {
     if (window_.empty()) return;
-    const auto summary = window_.flush(epoch);
+    auto summary = window_.flush(epoch);
     last_flush_ = Clock::now();
+    if (!leader_) rank_rows_.insert(rank_rows_.end(), summary.rows.begin(), summary.rows.end());
     recent_loss_ = summary.mean_loss;
     latest_metrics_["train/loss"] = summary.mean_loss;
     if (summary.first_nonfinite_step >= 0 && s_.run.on_nonfinite == NonFinitePolicy::stop) {
@@ -345,7 +405,62 @@ class TrainingRun {
     return total;
   }
 
+  // Brings the step rows of ranks 1.. to rank 0's store, tagged with their
+  // rank. Called by every rank at the same updates (every log_every, the last
+  // one, a stop): each flushes its window, then two all-gathers carry the
+  // row counts and the rows.
+  void gather_rank_rows(std::int64_t epoch) {
+    flush_window(epoch);
+    constexpr std::int64_t kFields = 11;
+    const auto options = at::TensorOptions().dtype(at::kDouble).device(collective_->device());
+    auto count = at::full({1}, static_cast<double>(rank_rows_.size()), options);
+    const auto counts = collective_->all_gather(count);
+    std::int64_t most = 0;
+    for (const auto& c : counts) most = std::max(most, static_cast<std::int64_t>(c.item<double>()));
+    if (most == 0) return;
+    auto mine = at::zeros({most, kFields}, at::kDouble);
+    auto* out = mine.data_ptr<double>();
+    for (const auto& row : rank_rows_) {
+      for (const double value : {static_cast<double>(row.step), static_cast<double>(row.epoch),
+                                 static_cast<double>(row.images), row.data_wait_s, row.compute_s, row.sync_s,
+                                 row.optimizer_s, row.total_s, row.loss, row.learning_rate,
+                                 static_cast<double>(collective_->rank())})
+        *out++ = value;
+    }
+    rank_rows_.clear();
+    const auto all = collective_->all_gather(mine.to(collective_->device()));
+    if (!leader_) return;
+    for (std::size_t r = 1; r < all.size(); ++r) {
+      const auto rows = all[r].to(at::kCPU).contiguous();
+      const double* in = rows.data_ptr<double>();
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(counts[r].item<double>()); ++i, in += kFields) {
+        StepTiming row;
+        row.step = static_cast<std::int64_t>(in[0]);
+        row.epoch = static_cast<std::int64_t>(in[1]);
+        row.images = static_cast<std::int64_t>(in[2]);
+        row.data_wait_s = in[3];
+        row.compute_s = in[4];
+        row.sync_s = in[5];
+        row.optimizer_s = in[6];
+        row.total_s = in[7];
+        row.loss = in[8];
+        row.learning_rate = in[9];
+        row.rank = static_cast<int>(in[10]);
+        store_.record_step(run_id_, row);
+      }
+    }
+  }
+
+  // Batch-norm statistics as DDP keeps them: every rank uses rank 0's, sent
+  // before each update and before evaluating, so all ranks' models are equal.
+  void share_rank0_buffers() {
+    if (!collective_) return;
+    const auto buffers = c_.model->buffers();
+    if (!buffers.empty()) collective_->broadcast_in_place(buffers);
+  }
+
   void run_eval(std::int64_t epoch) {
+    share_rank0_buffers();
     const auto start = Clock::now();
     const EvalResult r = evaluate_model(*evaluator_, *c_.model, device_, s_.precision.mode, channels_last_);
     c_.model->train();
@@ -380,6 +495,11 @@ class TrainingRun {
   const StopSignal& stop_;
   const std::int64_t stop_after_micro_batches_;
   Checkpointer& checkpointer_;
+  Collective* const collective_;  // null when training alone
+  const bool leader_;             // records the run: alone, or rank 0
+  std::unique_ptr<GradientReducer> reducer_;
+  bool agreed_stop_ = false;
+  std::vector<StepTiming> rank_rows_;  // ranks 1..: written since the last gather_rank_rows
   std::unique_ptr<BatchPipeline> train_pipeline_;
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<at::Tensor> parameters_;
@@ -445,7 +565,9 @@ std::string export_finished_run(const Settings& s, TrainingComponents& c, RunSto
 TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& store, const TrainOptions& options) {
   const auto start = Clock::now();
   const Settings s = settings_of(recipe);
-  const ComputeSetup compute = set_up_compute(s);
+  const ComputeSetup compute =
+      set_up_compute(s, options.collective ? options.collective->environment() : LaunchEnvironment{});
+  const bool leader = !options.collective || options.collective->rank() == 0;
 
   // Checked before anything is written: a resume the recipe cannot continue,
   // and a checkpoint directory that cannot be written.
@@ -454,13 +576,15 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   if (!options.resume_from.empty()) {
     resume = read_checkpoint_meta(options.resume_from);
     resume_changes = check_resume_recipe(*resume, options.resume_from, recipe);
-    if (!store.find_run(std::to_string(resume->run_id)))
+    if (leader && !store.find_run(std::to_string(resume->run_id)))
       throw UsageError("--resume " + options.resume_from + ": its run " + std::to_string(resume->run_id) +
                        " is not in " + store.path() + "; pass the run store it was recorded in with --db");
   }
   const std::string checkpoint_dir_root = checkpoint_root(s.checkpoint, store.path());
-  require_writable_directory(checkpoint_dir_root, "[checkpoint] dir");
-  if (!s.export_.dir.empty()) require_writable_directory(s.export_.dir, "[export] dir");
+  if (leader) {
+    require_writable_directory(checkpoint_dir_root, "[checkpoint] dir");
+    if (!s.export_.dir.empty()) require_writable_directory(s.export_.dir, "[export] dir");
+  }
   store.set_flush_interval(std::chrono::duration<double>(s.flush_seconds));
 
   // Installed before the run row exists: a Ctrl-C while the data loads still
@@ -468,7 +592,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   const StopSignal stop;
   TrainOutcome outcome;
   const auto run_start = Clock::now();  // the run row's started_at
-  if (resume) {
+  if (resume && leader) {
     outcome.run_id = resume->run_id;
     outcome.resumed = true;
     std::string message = "resumed from " + options.resume_from + " at step " + std::to_string(resume->step);
@@ -479,7 +603,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     }
     store.resume_run(outcome.run_id, resume->step, message);
   } else {
-    outcome.run_id = store.begin_run(run_record_of(recipe, s, registry, compute.device));
+    RunRecord record = run_record_of(recipe, s, registry, compute.device);
+    record.world_size = compute.world_size;
+    outcome.run_id = store.begin_run(record);
   }
   try {
     // Built once the run is recorded, so a data set that fails to load, or
@@ -504,7 +630,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     outcome.status = run.run();
     outcome.steps = run.steps();
     outcome.checkpoint = checkpointer.newest();
-    if (outcome.status == RunStatus::finished && !s.export_.dir.empty())
+    if (outcome.status == RunStatus::finished && !s.export_.dir.empty() && leader)
       outcome.exported = export_finished_run(s, components, store, outcome.run_id, outcome.steps, outcome.checkpoint);
     store.finish_run(outcome.run_id, outcome.status);
   } catch (const std::exception& e) {

@@ -12,6 +12,8 @@
 
 namespace orchestrate {
 
+class Collective;
+
 struct TrainOutcome {
   std::int64_t run_id = 0;
   RunStatus status = RunStatus::running;
@@ -32,6 +34,11 @@ struct TrainOptions {
   // For tests: behave as if SIGINT arrived after this many micro-batches of
   // this process (0: never), to stop at an exact position.
   std::int64_t stop_after_micro_batches = 0;
+  // The data-parallel job this process is a rank of (nullptr: it trains
+  // alone). Rank 0 records the run in `store` and writes the checkpoints and
+  // the export; the other ranks take the same steps on their own shard of
+  // every batch and record only into the (scratch) store they are given.
+  Collective* collective = nullptr;
 };
 
 // Builds the recipe's components, trains, evaluates, and records everything

@@ -85,7 +85,7 @@ RunStore::Impl::Impl(const std::string& file_path)
       insert_param(db, "INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)"),
       insert_step(db,
                   "INSERT INTO step_timings (run_id, step, epoch, images, data_wait_s, compute_s, sync_s,"
-                  " optimizer_s, total_s, loss, learning_rate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                  " optimizer_s, total_s, loss, learning_rate, rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       insert_metric(db, "INSERT INTO metrics (run_id, step, epoch, name, value, recorded_at) VALUES (?, ?, ?, ?, ?, ?)"),
       insert_event(db, "INSERT INTO events (run_id, time, kind, message) VALUES (?, ?, ?, ?)"),
       insert_checkpoint(db,
@@ -108,7 +108,7 @@ RunStore::Impl::Impl(const std::string& file_path)
                            " FROM metrics WHERE run_id = ?) WHERE recency = 1"),
       select_steps(db,
                    "SELECT step, epoch, images, data_wait_s, compute_s, sync_s, optimizer_s, total_s, loss,"
-                   " learning_rate FROM step_timings WHERE run_id = ? ORDER BY step, rowid"),
+                   " learning_rate, rank FROM step_timings WHERE run_id = ? AND rank = ? ORDER BY step, rowid"),
       select_recipe(db, "SELECT resolved_recipe FROM runs WHERE id = ?") {
   pending.steps.reserve(kStepsPerTransaction);
 }
@@ -401,12 +401,13 @@ std::optional<RunSummary> RunStore::find_run(const std::string& id_or_name) cons
   });
 }
 
-std::vector<StepTiming> RunStore::step_timings(std::int64_t run_id) const {
+std::vector<StepTiming> RunStore::step_timings(std::int64_t run_id, int rank) const {
   Impl& s = *impl_;
   return s.locked("reading the step timings of " + run_label(run_id), [&] {
     std::vector<StepTiming> timings;
     ResetOnExit reset(s.select_steps);
     s.select_steps.bind(1, run_id);
+    s.select_steps.bind(2, rank);
     while (s.select_steps.executeStep()) {
       StepTiming timing;
       timing.step = s.select_steps.getColumn(0).getInt64();
@@ -419,6 +420,7 @@ std::vector<StepTiming> RunStore::step_timings(std::int64_t run_id) const {
       timing.total_s = real_column(s.select_steps, 7);
       timing.loss = real_column(s.select_steps, 8);
       timing.learning_rate = real_column(s.select_steps, 9);
+      timing.rank = s.select_steps.getColumn(10).getInt();
       timings.push_back(timing);
     }
     return timings;

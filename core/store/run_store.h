@@ -63,6 +63,7 @@ struct RunRecord {
 // stored as NULL and read back as NaN.
 struct StepTiming {
   std::int64_t step = 0, epoch = 0, images = 0;
+  int rank = 0;  // in a data-parallel job; rank 0's row is the job's step (see migration 4)
   double data_wait_s = 0, compute_s = 0 /*forward+backward*/, sync_s = 0, optimizer_s = 0, total_s = 0, loss = 0,
          learning_rate = 0;
 };
@@ -182,7 +183,9 @@ class RunStore {
   // A numeric argument is a run id (falling back to a run of that name if no
   // run has that id); otherwise the newest run with that name.
   std::optional<RunSummary> find_run(const std::string& id_or_name) const;
-  std::vector<StepTiming> step_timings(std::int64_t run_id) const;  // ordered by step
+  // The job's steps (rank 0's rows), ordered by step; step_timings(run, r):
+  // the rows of rank r of a data-parallel run.
+  std::vector<StepTiming> step_timings(std::int64_t run_id, int rank = 0) const;
   std::string resolved_recipe(std::int64_t run_id) const;            // throws for an unknown run
   std::vector<CheckpointRecord> checkpoints(std::int64_t run_id) const;  // oldest (lowest step) first
   std::vector<TensorRecord> tensors(std::int64_t run_id) const;          // in the order recorded

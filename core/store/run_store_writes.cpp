@@ -53,6 +53,7 @@ void write_step(SQLite::Statement& insert, std::int64_t run_id, const StepTiming
   bind_real(insert, 9, timing.total_s);
   bind_real(insert, 10, timing.loss);
   bind_real(insert, 11, timing.learning_rate);
+  insert.bind(12, timing.rank);
   insert.exec();
 }
 

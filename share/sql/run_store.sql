@@ -136,3 +136,11 @@ ALTER TABLE runs ADD COLUMN kind          TEXT    NOT NULL DEFAULT 'train';
 ALTER TABLE runs ADD COLUMN source_run_id INTEGER REFERENCES runs (id) ON DELETE SET NULL;
 -- Serves "the runs made from run N", and keeps ON DELETE SET NULL from scanning runs.
 CREATE INDEX runs_by_source ON runs (source_run_id);
+
+-- migration: 4
+-- Data-parallel runs: each rank's step rows. Rank 0's row is the job's step
+-- (its images are all ranks' images of that update, its times rank 0's); the
+-- rows of ranks 1.. are their own (their images, their times), gathered to
+-- rank 0 every [run] log_every updates. Rows older than migration 4 are a
+-- single process's: rank 0.
+ALTER TABLE step_timings ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;
