@@ -81,11 +81,14 @@ TEST(FashionMnistTraining, ResNet18RecipeLearnsOnASlice) {
   auto run = store.find_run("fashion_mnist_resnet18");
   ASSERT_TRUE(run);
   EXPECT_EQ(run->status, "finished");
-  EXPECT_EQ(store.step_timings(run->id).size(), 1280u / 32u);
-  // Measured on a 2-core CPU: 0.653 top-1, and 1.05 for train/loss (the mean
-  // over the 40 steps; 2.30 at chance, and label smoothing keeps it above 0.5).
+  const auto steps = store.step_timings(run->id);
+  ASSERT_EQ(steps.size(), 1280u / 32u);
+  double last_losses = 0;
+  for (auto it = steps.end() - 10; it != steps.end(); ++it) last_losses += it->loss / 10;
+  // Measured on a 2-core CPU: 0.653 top-1 and a mean loss of 1.22 over the
+  // last 10 steps; at lr 1e-7 (no learning) 0.098 and 2.59 (ln 10 = 2.30).
   EXPECT_GE(run->final_metrics.at("eval/top1"), 0.50) << result.output;
-  EXPECT_LT(run->final_metrics.at("train/loss"), 1.6) << result.output;
+  EXPECT_LT(last_losses, 1.8) << result.output;
 }
 
 }  // namespace
