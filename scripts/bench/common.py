@@ -1,9 +1,11 @@
 """Shared by the benchmarks: Debian's Fashion-MNIST as tensors, the tutorial
-ConvNet in plain PyTorch, and running orchestrate and reading its run store."""
+ConvNet in plain PyTorch, running orchestrate and reading its run store, and
+timing a plain PyTorch loop the way `orchestrate report throughput` times a run."""
 import gzip
 import json
 import os
 import sqlite3
+import statistics
 import subprocess
 import time
 
@@ -85,3 +87,74 @@ def eval_curve(db, run_id):
                                  (run_id, step)).fetchone()[0] or 0.0
             curve.append((setup + steps_s + eval_s, epoch, top1))
     return curve
+
+
+# `orchestrate report throughput` leaves the first step (kernel selection,
+# allocation, filling the pipeline) out of images/s when the run has at least
+# this many steps (core/store/reports.cpp); the plain loops do the same.
+REPORT_MIN_STEPS_TO_DROP_WARMUP = 11
+
+
+def warmup_steps_dropped(steps):
+    return 1 if steps >= REPORT_MIN_STEPS_TO_DROP_WARMUP else 0
+
+
+def shuffled_batches(size, batch, steps, seed=42):
+    """`steps` index tensors of `batch` examples: a fresh permutation every
+    epoch, full batches only (as orchestrate's epochs are)."""
+    generator = torch.Generator().manual_seed(seed)
+    batches = []
+    while len(batches) < steps:
+        order = torch.randperm(size, generator=generator)
+        for first in range(0, size - batch + 1, batch):
+            if len(batches) == steps:
+                break
+            batches.append(order[first:first + batch])
+    return batches
+
+
+def time_plain_steps(step, batches, batch, sync=lambda: None):
+    """Runs step(indices) over `batches` and returns images/s over the steps
+    orchestrate's report would count, and over all of them (the wall clock).
+    `sync` waits for the device (CUDA runs asynchronously), so nothing has to
+    read the loss every step."""
+    drop = warmup_steps_dropped(len(batches))
+    start = timed_start = time.perf_counter()
+    loss = None
+    for i, indices in enumerate(batches):
+        if i == drop:
+            sync()
+            timed_start = time.perf_counter()
+        loss = step(indices)
+    sync()
+    end = time.perf_counter()
+    if loss is not None and not torch.isfinite(loss).item():
+        raise RuntimeError(f"the plain PyTorch loop diverged: loss {loss.item()}")
+    return {"images_per_s": batch * (len(batches) - drop) / (end - timed_start),
+            "wall_images_per_s": batch * len(batches) / (end - start)}
+
+
+def orchestrate_throughput(binary, db, run_id, images):
+    """images/s of a run from `orchestrate report throughput`, and from its own
+    wall clock less setup (loading data, building the model) and evaluation;
+    `images` is every image the run trained on."""
+    row = report_row(binary, db, run_id)
+    train_wall = row["wall_s"] - row["setup_s"] - row["eval_s"]
+    return {"images_per_s": row["images_per_s"], "wall_images_per_s": images / train_wall,
+            "accounted": row["accounted"], "data_wait_share": row["data_wait_share"]}
+
+
+def print_comparison(ours, plain, label="plain PyTorch script"):
+    """The medians of alternating repeats side by side, and their ratio;
+    returns the ratio of the report's images/s to the plain loop's."""
+    def median(rows, key):
+        return statistics.median(r[key] for r in rows)
+    print(f"{'':22}{'images/s (report)':>20}{'images/s (wall)':>18}")
+    for name, rows in (("orchestrate", ours), (label, plain)):
+        print(f"{name:22}{median(rows, 'images_per_s'):20.1f}{median(rows, 'wall_images_per_s'):18.1f}")
+    ratio = median(ours, "images_per_s") / median(plain, "images_per_s")
+    wall_ratio = median(ours, "wall_images_per_s") / median(plain, "wall_images_per_s")
+    print(f"ratio orchestrate / PyTorch: {ratio:.2f}x images/s ({wall_ratio:.2f}x by the wall clock; median of "
+          f"{len(ours)}); orchestrate's report accounts for {median(ours, 'accounted'):.1%} of its wall time, "
+          f"data wait {median(ours, 'data_wait_share'):.1%} of its step time", flush=True)
+    return ratio

@@ -13,10 +13,8 @@ Usage (from the repository root, after scripts/setup and a build):
 """
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 
 import torch
 import torch.nn as nn
@@ -31,36 +29,21 @@ def pytorch_baseline(steps, batch):
     model = common.convnet()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.001, eps=1e-7)
     loss_fn = nn.CrossEntropyLoss()
-    step_times = []
-    step = 0
-    start = time.perf_counter()
-    while step < steps:
-        order = torch.randperm(len(labels))
-        for first in range(0, len(order) - batch + 1, batch):
-            if step == steps:
-                break
-            t0 = time.perf_counter()
-            index = order[first:first + batch]
-            loss = loss_fn(model(images[index].float().div_(255)), labels[index])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            loss.item()
-            step_times.append(time.perf_counter() - t0)
-            step += 1
-    wall = time.perf_counter() - start
-    timed = step_times[1:]  # the first step pays one-time costs, as in orchestrate's report
-    return {"images_per_s": batch * len(timed) / sum(timed), "wall_images_per_s": batch * steps / wall}
+
+    def step(index):
+        loss = loss_fn(model(images[index].float().div_(255)), labels[index])
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return loss.detach()
+
+    return common.time_plain_steps(step, common.shuffled_batches(len(labels), batch, steps), batch)
 
 
 def orchestrate_run(binary, steps, batch, db):
     _, run_id = common.run_orchestrate(binary, "recipes/fashion_mnist.toml", db,
                                        [f"run.max_steps={steps}", f"run.batch_size={batch}", "eval.enabled=false"])
-    row = common.report_row(binary, db, run_id)
-    # The training wall time: the run's own, less setup (loading data) and evaluation.
-    train_wall = row["wall_s"] - row["setup_s"] - row["eval_s"]
-    return {"images_per_s": row["images_per_s"], "wall_images_per_s": batch * steps / train_wall,
-            "accounted": row["accounted"]}
+    return common.orchestrate_throughput(binary, db, run_id, batch * steps)
 
 
 def main():
@@ -78,13 +61,7 @@ def main():
         for i in range(args.repeats):
             ours.append(orchestrate_run(args.binary, args.steps, args.batch, os.path.join(scratch, f"b{i}.db")))
             plain.append(pytorch_baseline(args.steps, args.batch))
-    print(f"{'':22}{'images/s (report)':>20}{'images/s (wall)':>18}")
-    for name, rows in (("orchestrate", ours), ("plain PyTorch script", plain)):
-        print(f"{name:22}{statistics.median(r['images_per_s'] for r in rows):20.0f}"
-              f"{statistics.median(r['wall_images_per_s'] for r in rows):18.0f}")
-    ratio = statistics.median(r["images_per_s"] for r in ours) / statistics.median(r["images_per_s"] for r in plain)
-    print(f"ratio orchestrate / PyTorch: {ratio:.2f}x images/s (median of {args.repeats}); orchestrate's report "
-          f"accounts for {statistics.median(r['accounted'] for r in ours):.1%} of its wall time")
+    common.print_comparison(ours, plain)
 
 
 if __name__ == "__main__":

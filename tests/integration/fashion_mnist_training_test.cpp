@@ -1,6 +1,6 @@
-// Trains the demo recipe's ConvNet on the real Fashion-MNIST (Debian's
-// dataset-fashion-mnist) for one epoch and checks what a user relies on:
-// the accuracy reached and the rows written to the run store.
+// Trains shipped recipes on the real Fashion-MNIST (Debian's
+// dataset-fashion-mnist) and checks what a user relies on: the accuracy
+// reached and the rows written to the run store.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -62,6 +62,33 @@ runpy.run_path(")" + std::string(ORCHESTRATE_SOURCE_DIR) + R"(/scripts/convert_d
   EXPECT_EQ(top1, idx_run->final_metrics.at("eval/top1"));
   EXPECT_EQ(tfrecord_run->final_metrics.at("eval/loss"), idx_run->final_metrics.at("eval/loss"));
   EXPECT_EQ(store.step_timings(tfrecord_run->id).size(), 2u * (6000 / 128));
+}
+
+// recipes/fashion_mnist_resnet18.toml as shipped (ResNet-18, Nesterov momentum,
+// one-cycle, weight decay, label smoothing) on the first 1,280 training and
+// test images, batch 32 with the lr scaled as the batch (0.1 x 32 / 128): 40
+// steps, about 30 s on 2 cores. Only a network that learns gets far above
+// the 10 % of chance.
+TEST(FashionMnistTraining, ResNet18RecipeLearnsOnASlice) {
+  ScratchDir dir;
+  const auto db = dir.file("runs.db");
+  auto result = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR +
+                                "/recipes/fashion_mnist_resnet18.toml --set run.epochs=1 --set data.limit=1280"
+                                " --set run.batch_size=32 --set optimizer.lr=0.025 --db " + db + " --quiet");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+
+  RunStore store(db);
+  auto run = store.find_run("fashion_mnist_resnet18");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "finished");
+  const auto steps = store.step_timings(run->id);
+  ASSERT_EQ(steps.size(), 1280u / 32u);
+  double last_losses = 0;
+  for (auto it = steps.end() - 10; it != steps.end(); ++it) last_losses += it->loss / 10;
+  // Measured on a 2-core CPU: 0.653 top-1 and a mean loss of 1.22 over the
+  // last 10 steps; at lr 1e-7 (no learning) 0.098 and 2.59 (ln 10 = 2.30).
+  EXPECT_GE(run->final_metrics.at("eval/top1"), 0.50) << result.output;
+  EXPECT_LT(last_losses, 1.8) << result.output;
 }
 
 }  // namespace

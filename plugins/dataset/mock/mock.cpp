@@ -81,8 +81,9 @@ class MockDataset final : public orchestrate::Dataset {
       // between pipeline threads, and the example does not depend on the order
       // in which examples are asked for.
       auto generator = at::make_generator<at::CPUGeneratorImpl>(mix(example_seed_, index));
-      auto noise = at::randn({channels_, height_, width_}, generator, at::kFloat);
-      images[i].copy_(prototypes_[label] + kNoiseStddev * noise).clamp_(0.0, 1.0);
+      // In place in the batch: no temporaries, one pass fewer over a 224x224
+      // image, and the same values as prototype + stddev * randn.
+      images[i].normal_(0.0, kNoiseStddev, generator).add_(prototypes_[label]).clamp_(0.0, 1.0);
       label_data[i] = label;
     }
     return {images, labels};
