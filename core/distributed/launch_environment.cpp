@@ -18,8 +18,8 @@ struct LauncherVariables {
   const char* world_size;
   const char* local_rank;
   const char* local_world_size;
-  const char* hint;                // appended to every complaint, in parentheses
-  const char* master_addr_fix;     // when the ranks span nodes and no master is known
+  const char* hint;             // appended to every complaint, in parentheses
+  const char* master_addr_fix;  // when the ranks span nodes and no master is known
 };
 
 constexpr LauncherVariables kTorchrun{
@@ -131,11 +131,11 @@ void read_master(const EnvironmentReader& env, const LauncherVariables& v, Launc
                      std::to_string(launch.local_world_size) + "), so 127.0.0.1 cannot reach rank 0; " +
                      v.master_addr_fix);
   }
-  const auto port = env.integer("MASTER_PORT", "the TCP port of rank 0's rendezvous, from 1 to 65535",
-                                "any free port on the host of rank 0");
+  const std::string port_meaning = "the TCP port of rank 0's rendezvous, from 1 to 65535";
+  const std::string port_hint = "any free port on the host of rank 0";
+  const auto port = env.integer("MASTER_PORT", port_meaning, port_hint);
   if (port && (*port < 1 || *port > 65535))
-    EnvironmentReader::fail(env.quoted("MASTER_PORT") + " is not a TCP port", "MASTER_PORT",
-                            "the TCP port of rank 0's rendezvous, from 1 to 65535", "any free port on the host of rank 0");
+    EnvironmentReader::fail(env.quoted("MASTER_PORT") + " is not a TCP port", "MASTER_PORT", port_meaning, port_hint);
   if (port) launch.master_port = *port;
 }
 
