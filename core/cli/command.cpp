@@ -4,7 +4,9 @@ namespace orchestrate::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{
-      {"run", "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run] [--resume [RUN|DIR]]",
+      {"run",
+       "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run] [--resume [RUN|DIR]] "
+       "[--nproc N]",
        run_command},
       {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors",
        eval_command},

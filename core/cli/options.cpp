@@ -27,6 +27,20 @@ bool parse_options(const std::string& command, const std::string& usage, const p
   return true;
 }
 
+std::vector<std::string> arguments_without(const std::vector<std::string>& arguments,
+                                           const po::options_description& options,
+                                           const po::positional_options_description& positional,
+                                           const std::string& name) {
+  // The parser's own reading of the tokens, so every spelling it accepts is
+  // recognised the same way here.
+  const auto parsed = po::command_line_parser(arguments).options(options).positional(positional).run();
+  std::vector<std::string> kept;
+  for (const auto& option : parsed.options)
+    if (option.string_key != name)
+      kept.insert(kept.end(), option.original_tokens.begin(), option.original_tokens.end());
+  return kept;
+}
+
 void add_plugin_path_option(po::options_description& options) {
   options.add_options()("plugin-path", po::value<std::string>()->default_value(""),
                         "':'-separated plugin directories, searched before $ORCHESTRATE_PLUGIN_PATH and the "

@@ -19,6 +19,14 @@ bool parse_options(const std::string& command, const std::string& usage, const p
                    const po::positional_options_description& positional, const std::vector<std::string>& arguments,
                    po::variables_map& values);
 
+// `arguments` without option `name` and its value, however it was written
+// (--name V, --name=V, an unambiguous prefix of the name): what a command
+// passes on when it runs itself again. `arguments` must have parsed.
+std::vector<std::string> arguments_without(const std::vector<std::string>& arguments,
+                                           const po::options_description& options,
+                                           const po::positional_options_description& positional,
+                                           const std::string& name);
+
 // --plugin-path, --db: added to the commands that need them.
 void add_plugin_path_option(po::options_description& options);
 void add_db_option(po::options_description& options);

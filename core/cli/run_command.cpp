@@ -8,6 +8,7 @@
 
 #include "collective.h"
 #include "command.h"
+#include "data_parallel_launch.h"
 #include "device.h"
 #include "launch_environment.h"
 #include "options.h"
@@ -86,13 +87,17 @@ int run_command(const std::vector<std::string>& arguments) {
       "quiet,q", po::bool_switch(), "no progress line")(
       "resume", po::value<std::string>()->implicit_value(""),
       "continue a run from a checkpoint: --resume (the newest checkpoint of this recipe's newest run), "
-      "--resume RUN, or --resume CHECKPOINT_DIR");
+      "--resume RUN, or --resume CHECKPOINT_DIR")(
+      "nproc", po::value<int>()->default_value(1),
+      "data-parallel: run this command as N worker processes on this machine, their output prefixed [rank N]");
   add_plugin_path_option(options);
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("recipe", 1);
   po::variables_map values;
   if (!parse_options("run", "RECIPE [options]", options, positional, arguments, values)) return 0;
+  const int nproc = values["nproc"].as<int>();
+  check_nproc(nproc);
 
   const auto overrides =
       parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
@@ -103,6 +108,9 @@ int run_command(const std::vector<std::string>& arguments) {
     std::cout << recipe.resolved_toml();
     return 0;
   }
+  // The recipe is valid (its errors come once, from here, not from every
+  // worker) and nothing is recorded yet: the workers do the rest.
+  if (nproc > 1) return run_local_workers(nproc, arguments_without(arguments, options, positional, "nproc"));
 
   // Joined before the store is touched: a rendezvous that fails leaves no run row.
   const std::unique_ptr<Collective> collective = join_job(recipe);
