@@ -228,10 +228,13 @@ TEST(WorkerSupervisor, SigtermToTheSupervisorIsForwardedAndTheWorkersLeftToFinis
   const int code = supervise_workers(launch, out, err);
   sender.join();
   EXPECT_EQ(code, 130);
-  // Rank 0 finished first; rank 1, still saving, got no SIGTERM on top.
+  // Rank 1, still saving when rank 0 finished, got no SIGTERM on top.
   EXPECT_EQ(sorted_lines(out.str()),
             (std::vector<std::string>{"[rank 0] got 1", "[rank 0] saved", "[rank 1] got 1", "[rank 1] saved"}));
-  EXPECT_EQ(err.str(), "orchestrate: rank 0 exited with code 130\n");
+  // One line for the first to finish (rank 0, unless a loaded machine delayed it), no "stopping the others".
+  EXPECT_TRUE(err.str() == "orchestrate: rank 0 exited with code 130\n" ||
+              err.str() == "orchestrate: rank 1 exited with code 130\n")
+      << err.str();
 }
 
 TEST(WorkerSupervisor, ATerminalCtrlCIsNotForwardedSinceTheWorkersHaveItAlready) {
@@ -257,7 +260,10 @@ TEST(WorkerSupervisor, ATerminalCtrlCIsNotForwardedSinceTheWorkersHaveItAlready)
   EXPECT_EQ(code, 130);
   EXPECT_EQ(sorted_lines(out.str()),
             (std::vector<std::string>{"[rank 0] got 1", "[rank 0] saved", "[rank 1] got 1", "[rank 1] saved"}));
-  EXPECT_EQ(err.str(), "orchestrate: rank 0 exited with code 130\n");
+  // One line for the first to finish (rank 0, unless a loaded machine delayed it), no "stopping the others".
+  EXPECT_TRUE(err.str() == "orchestrate: rank 0 exited with code 130\n" ||
+              err.str() == "orchestrate: rank 1 exited with code 130\n")
+      << err.str();
 }
 
 TEST(WorkerSupervisor, HandlersAreRestoredAfterwards) {
