@@ -1,10 +1,16 @@
 // Data-parallel training end to end: `orchestrate run --nproc 2` on the real
 // Fashion-MNIST against one process with the doubled batch.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <ATen/ops/allclose.h>
 
+#include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "command_runner.h"
 #include "run_store.h"
@@ -109,6 +115,73 @@ TEST(DataParallel, AccumulatingRanksEqualOneProcessWithTheWholeBatch) {
                          "--nproc 2 --set run.batch_size=16 --set 'optimizer.wrappers=[{plugin=\"batch_gradients\", "
                          "num_batches=2}]'");
   expect_same_steps(job, single);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The process whose command line mentions `marker` and whose environment has RANK=<rank>; 0 if none.
+pid_t find_worker(const std::string& marker, int rank) {
+  const std::string wanted = "RANK=" + std::to_string(rank);
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (read_file(entry.path() / "cmdline").find(marker) == std::string::npos) continue;
+    std::string environ = read_file(entry.path() / "environ");
+    for (std::size_t begin = 0, end; begin < environ.size(); begin = end + 1) {
+      end = environ.find('\0', begin);
+      if (end == std::string::npos) end = environ.size();
+      if (environ.compare(begin, end - begin, wanted) == 0) return static_cast<pid_t>(std::stoi(name));
+    }
+  }
+  return 0;
+}
+
+// A worker killed mid-run (SIGKILL, as the OOM killer does) ends the job
+// within seconds, never a hang: the launcher names the dead rank and exits
+// with its status, rank 0 records the run as failed with the cause, and the
+// last checkpoint rank 0 wrote still evaluates.
+TEST(DataParallel, AKilledWorkerEndsTheJobAndTheRunIsRecordedAsFailed) {
+  ScratchDir dir;
+  const std::string recipe = dir.write("long.toml", kRecipe);
+  const std::string db = dir.file("killed.db");
+  const std::string start = "(env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) +
+                            " run " + recipe + " --nproc 2 --set run.batch_size=32 --set run.max_steps=100000" +
+                            " --set checkpoint.every_steps=10 --set checkpoint.dir=" + dir.file("ck") + " --db " + db +
+                            " --quiet > " + dir.file("out") + " 2>&1; echo $? > " + dir.file("code") + ") &";
+  ASSERT_EQ(std::system(start.c_str()), 0);
+
+  // Until rank 0 has saved a checkpoint: the job is then well into training.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!std::filesystem::exists(dir.file("ck") + "/run-1/step-00000020") &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const pid_t rank1 = find_worker(db, 1);
+  ASSERT_GT(rank1, 0) << read_file(dir.file("out"));
+  ASSERT_EQ(::kill(rank1, SIGKILL), 0);
+  const auto killed = std::chrono::steady_clock::now();
+  while (!std::filesystem::exists(dir.file("code")) && std::chrono::steady_clock::now() < killed + std::chrono::seconds(90))
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the exit code's write
+  const std::string output = read_file(dir.file("out"));
+  EXPECT_LT(seconds, 30.0) << output;
+  EXPECT_EQ(std::atoi(read_file(dir.file("code")).c_str()), 137) << output;
+  EXPECT_NE(output.find("rank 1"), std::string::npos) << output;
+  EXPECT_NE(output.find("another worker has probably died"), std::string::npos) << output;
+
+  RunStore store(db);
+  const auto run = store.find_run("dp_equivalence");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "failed");
+  EXPECT_NE(run->error.find("rank 0 of 2 (gloo)"), std::string::npos) << run->error;
+  ASSERT_FALSE(store.checkpoints(run->id).empty());
+  const auto evaluation = run_orchestrate("eval " + recipe + " --checkpoint " + std::to_string(run->id) + " --db " + db);
+  EXPECT_EQ(evaluation.exit_code, 0) << evaluation.output;
 }
 
 }  // namespace
