@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "command_runner.h"
+#include "free_tcp_port.h"
 #include "run_store.h"
 
 namespace orchestrate::testing {
@@ -100,6 +101,46 @@ TEST(DataParallelCli, NprocUnderAnotherLauncherIsRefused) {
   EXPECT_EQ(result.output,
             "orchestrate: error: run: --nproc 2 but this process is already rank 1 of 2 launched by torchrun; drop "
             "--nproc (torchrun starts the processes) or run without torchrun\n");
+}
+
+// The same binary under the usual launchers, without --nproc: two processes
+// started with the variables torchrun, srun or mpirun would give them join one
+// job, and the run records which launcher started it.
+TEST(DataParallelCli, TheVariablesOfTorchrunSrunAndMpirunEachMakeOneJob) {
+  struct Launcher {
+    std::string name;
+    std::string rank0, rank1;  // environment assignments for each worker
+  };
+  const std::vector<Launcher> launchers = {
+      {"torchrun", "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2",
+       "RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2"},
+      {"slurm", "SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=2 SLURM_NODEID=0 SLURM_TASKS_PER_NODE=2 "
+                "SLURM_JOB_NODELIST=localhost",
+       "SLURM_PROCID=1 SLURM_LOCALID=1 SLURM_NTASKS=2 SLURM_NODEID=0 SLURM_TASKS_PER_NODE=2 "
+       "SLURM_JOB_NODELIST=localhost"},
+      {"mpirun", "OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_SIZE=2",
+       "OMPI_COMM_WORLD_RANK=1 OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_SIZE=2"},
+  };
+  for (const auto& launcher : launchers) {
+    ScratchDir dir;
+    const auto recipe = dir.write("tiny.toml", kTinyRecipe);
+    const std::string port = "MASTER_PORT=" + std::to_string(pick_free_tcp_port("127.0.0.1"));
+    const std::string clean = "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u MASTER_ADDR "
+                              "-u ORCHESTRATE_LAUNCHER -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ";
+    const std::string run = std::string(ORCHESTRATE_BIN) + " run " + recipe + " --quiet --db " + dir.file("runs.db");
+    const auto result = run_shell("(" + clean + launcher.rank1 + " " + port + " " + run + " > " + dir.file("rank1") +
+                                  " 2>&1 &) ; " + clean + launcher.rank0 + " " + port + " " + run);
+    ASSERT_EQ(result.exit_code, 0) << launcher.name << ": " << result.output;
+    RunStore store(dir.file("runs.db"));
+    const auto job = store.find_run("tiny_data_parallel");
+    ASSERT_TRUE(job) << launcher.name;
+    EXPECT_EQ(store.step_timings(job->id, 1).size(), 2u) << launcher.name;
+    bool described = false;
+    for (const auto& event : store.events(job->id))
+      described |= event.kind == "data_parallel" &&
+                   event.message.rfind("rank 0 of 2 (" + launcher.name + " launch, gloo)", 0) == 0;
+    EXPECT_TRUE(described) << launcher.name << ": no data_parallel event";
+  }
 }
 
 }  // namespace
