@@ -41,6 +41,7 @@ json to_json(const CheckpointMeta& m) {
               {"input_shape", m.input_shape},
               {"num_classes", m.num_classes},
               {"class_names", m.class_names},
+              {"world_size", m.world_size},
               {"metrics", m.metrics},
               {"recipe_params", m.recipe_params},
               {"file_bytes", m.file_bytes}};
@@ -62,6 +63,7 @@ CheckpointMeta meta_from_json(const json& j) {
   m.input_shape = j.value("input_shape", std::vector<std::int64_t>{});
   m.num_classes = j.value("num_classes", std::int64_t{0});
   m.class_names = j.value("class_names", std::vector<std::string>{});
+  m.world_size = j.value("world_size", 1);
   m.metrics = j.at("metrics").get<std::map<std::string, double>>();
   m.recipe_params = j.at("recipe_params").get<std::map<std::string, std::string>>();
   m.file_bytes = j.at("file_bytes").get<std::map<std::string, std::int64_t>>();

@@ -46,6 +46,9 @@ struct CheckpointMeta {
   std::vector<std::int64_t> input_shape;
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;
+  // The ranks of the data-parallel job that saved it (1: one process); the
+  // global batch is [run] batch_size x world_size. Older checkpoints: 1.
+  int world_size = 1;
   std::map<std::string, double> metrics;                  // the newest value of each, at this step
   std::map<std::string, std::string> recipe_params;       // the resolved recipe, flattened
   std::map<std::string, std::int64_t> file_bytes;         // size of each file above

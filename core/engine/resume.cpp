@@ -57,7 +57,7 @@ std::string resolve_resume_target(const std::string& argument, const Recipe& rec
 }
 
 std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, const std::string& checkpoint_path,
-                                             const Recipe& recipe) {
+                                             const Recipe& recipe, int world_size) {
   std::map<std::string, std::string> now;
   for (const auto& [key, value] : recipe.flattened()) now[key] = value;
   std::map<std::string, std::pair<std::string, std::string>> changed;  // key -> (old, new)
@@ -70,6 +70,22 @@ std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, c
     if (!checkpoint.recipe_params.count(key)) changed[key] = {"(unset)", value};
 
   std::vector<std::string> allowed;
+  const auto old_batch = checkpoint.recipe_params.find("run.batch_size");
+  const std::int64_t batch = recipe.table("run").core.integer("batch_size");
+  if (old_batch != checkpoint.recipe_params.end() && world_size != checkpoint.world_size) {
+    const std::int64_t global = std::stoll(old_batch->second) * checkpoint.world_size;
+    if (batch * world_size != global)
+      throw RecipeError(recipe.path + ": cannot resume from " + checkpoint_path + " on " + std::to_string(world_size) +
+                        " rank(s): it was saved by " + std::to_string(checkpoint.world_size) +
+                        " with a global batch of " + std::to_string(global) + ", which " + std::to_string(world_size) +
+                        " x run.batch_size " + std::to_string(batch) + " would change; resume with --set " +
+                        "run.batch_size=" + (global % world_size == 0 ? std::to_string(global / world_size)
+                                                                       : "<global batch / ranks>"));
+    changed.erase("run.batch_size");
+    allowed.push_back("ranks: " + std::to_string(checkpoint.world_size) + " -> " + std::to_string(world_size) +
+                      " (global batch " + std::to_string(global) + " kept, run.batch_size " + old_batch->second +
+                      " -> " + std::to_string(batch) + ")");
+  }
   for (const auto& [key, values] : changed) {
     const std::string what = key + ": " + values.first + " -> " + values.second;
     if (!resume_safe_key(key))

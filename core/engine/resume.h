@@ -23,7 +23,11 @@ std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id);
 // that changes the trajectory (data, model, optimizer, batch, ...) is a
 // RecipeError naming it; the allowed changes (log cadence, checkpoint
 // interval, evaluation) are returned as "key: old -> new", to be recorded.
+// A job resumed on `world_size` ranks may change [run] batch_size only so
+// that the global batch (batch_size x ranks) stays the checkpoint's; with the
+// batch size unchanged, another rank count is refused, since it would change
+// the global batch.
 std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, const std::string& checkpoint_path,
-                                             const Recipe& recipe);
+                                             const Recipe& recipe, int world_size = 1);
 
 }  // namespace orchestrate

@@ -338,6 +338,7 @@ class TrainingRun {
     meta.input_shape = {info.channels, info.height, info.width};
     meta.num_classes = info.num_classes;
     meta.class_names = info.class_names;
+    meta.world_size = collective_ ? collective_->world_size() : 1;
     meta.metrics = latest_metrics_;
     for (const auto& [key, value] : recipe_.flattened()) meta.recipe_params[key] = value;
     content.weights = model_state(*c_.model);
@@ -575,7 +576,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   std::vector<std::string> resume_changes;
   if (!options.resume_from.empty()) {
     resume = read_checkpoint_meta(options.resume_from);
-    resume_changes = check_resume_recipe(*resume, options.resume_from, recipe);
+    resume_changes = check_resume_recipe(*resume, options.resume_from, recipe, compute.world_size);
     if (leader && !store.find_run(std::to_string(resume->run_id)))
       throw UsageError("--resume " + options.resume_from + ": its run " + std::to_string(resume->run_id) +
                        " is not in " + store.path() + "; pass the run store it was recorded in with --db");

@@ -141,6 +141,32 @@ pid_t find_worker(const std::string& marker, int rank) {
   return 0;
 }
 
+// A job saved by 2 ranks continues on 1 process that keeps the global batch
+// (batch_size 64 instead of 32) and ends where one uninterrupted process
+// ends; keeping batch_size 32 on 1 rank would halve the global batch: refused.
+TEST(DataParallel, AJobResumesOnAnotherNumberOfRanksWithTheSameGlobalBatch) {
+  ScratchDir dir;
+  const auto single = train(dir, "single", "--set run.batch_size=64");
+  const auto job = train(dir, "job", "--nproc 2 --set run.batch_size=32 --set checkpoint.every_steps=6");
+  const std::string recipe = dir.file("job.toml");
+  const std::string common = " --set checkpoint.every_steps=6 --set checkpoint.dir=" + dir.file("job") + " --db " +
+                             dir.file("job.db") + " --quiet --resume " + dir.file("job") + "/run-1/step-00000006";
+
+  const auto refused = run_orchestrate("run " + recipe + " --set run.batch_size=32" + common);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("on 1 rank(s): it was saved by 2 with a global batch of 64"), std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("resume with --set run.batch_size=64"), std::string::npos) << refused.output;
+
+  const auto resumed = run_orchestrate("run " + recipe + " --set run.batch_size=64" + common);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  Trained continued = job;
+  continued.weights = read_safetensors(dir.file("job") + "/run-1/step-00000012/model.safetensors");
+  RunStore store(dir.file("job.db"));
+  continued.steps = store.step_timings(store.find_run("dp_equivalence")->id);
+  expect_same_steps(continued, single);
+}
+
 // A worker killed mid-run (SIGKILL, as the OOM killer does) ends the job
 // within seconds, never a hang: the launcher names the dead rank and exits
 // with its status, rank 0 records the run as failed with the cause, and the
