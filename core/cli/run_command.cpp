@@ -1,5 +1,7 @@
 #include <unistd.h>
 
+#include <csignal>
+
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -126,6 +128,13 @@ int run_command(const std::vector<std::string>& arguments) {
   }
   if (values.count("resume"))
     train_options.resume_from = resolve_resume_target(values["resume"].as<std::string>(), recipe, store);
+  // A launcher sends SIGTERM to every rank as soon as one fails, often just
+  // as this rank fails on its own; once training has ended (its handlers are
+  // gone) such a signal must not kill the rank before it prints why it failed.
+  if (collective) {
+    std::signal(SIGTERM, SIG_IGN);
+    std::signal(SIGINT, SIG_IGN);
+  }
   const TrainOutcome outcome = train(recipe, registry, scratch ? scratch->store() : store, train_options);
   if (leader) print_outcome(outcome, recipe, store);
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;

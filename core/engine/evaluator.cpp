@@ -12,18 +12,30 @@
 namespace orchestrate {
 
 namespace {
-std::int64_t batch_count(std::int64_t size, std::int64_t batch_size) { return (size + batch_size - 1) / batch_size; }
+
+// Every world-th batch of the split in order, from batch `rank` on.
+BatchIndices rank_batches(std::int64_t size, std::int64_t batch_size, int rank, int world) {
+  auto all = sequential_batches(size, batch_size);
+  BatchIndices mine;
+  for (std::size_t i = static_cast<std::size_t>(rank); i < all.size(); i += static_cast<std::size_t>(world))
+    mine.push_back(std::move(all[i]));
+  return mine;
+}
+
 }  // namespace
 
 Evaluator::Evaluator(const Dataset& dataset, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
-                     const PipelineOptions& options)
+                     const PipelineOptions& options, int rank, int world)
     : dataset_(dataset),
       device_(device),
       pipeline_(
-          dataset, [size = dataset.size(), batch_size](std::int64_t) { return sequential_batches(size, batch_size); },
-          batch_count(dataset.size(), batch_size), rounds, options) {}
+          dataset,
+          [size = dataset.size(), batch_size, rank, world](std::int64_t) {
+            return rank_batches(size, batch_size, rank, world);
+          },
+          static_cast<std::int64_t>(rank_batches(dataset.size(), batch_size, rank, world).size()), rounds, options) {}
 
-EvalResult Evaluator::run(const Forward& forward) {
+EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_across_ranks) {
   const std::int64_t classes = dataset_.info().num_classes;
   const std::int64_t k = std::min<std::int64_t>(5, classes);
   // Sums stay on the device and are read once at the end: no sync per batch.
@@ -45,23 +57,33 @@ EvalResult Evaluator::run(const Forward& forward) {
     top5 = top5.defined() ? top5 + batch_top5 : batch_top5;
     seen += labels.size(0);
   }
+  // One read of the device: [loss sum, top-1 hits, top-5 hits, examples].
+  const auto options = at::TensorOptions().dtype(at::kDouble).device(device_);
+  auto sums = seen == 0 ? at::zeros({4}, options)
+                        : at::stack({loss_sum.to(at::kDouble), top1.to(at::kDouble), top5.to(at::kDouble),
+                                     at::scalar_tensor(static_cast<double>(seen), options)});
+  if (sum_across_ranks) sum_across_ranks(sums);
+  const auto host = sums.to(at::kCPU).contiguous();
+  const double* value = host.data_ptr<double>();
   EvalResult result;
-  result.examples = seen;
-  if (seen == 0) return result;
-  result.top1 = top1.item<double>() / seen;
-  result.top5 = classes >= 5 ? top5.item<double>() / seen : -1;
-  result.loss = loss_sum.item<double>() / seen;
+  result.examples = static_cast<std::int64_t>(value[3]);
+  if (result.examples == 0) return result;
+  result.top1 = value[1] / value[3];
+  result.top5 = classes >= 5 ? value[2] / value[3] : -1;
+  result.loss = value[0] / value[3];
   return result;
 }
 
 EvalResult evaluate_model(Evaluator& evaluator, Model& model, const c10::Device& device, PrecisionMode precision,
-                          bool channels_last) {
+                          bool channels_last, const SumAcrossRanks& sum_across_ranks) {
   model.eval();
   c10::InferenceMode inference;
-  return evaluator.run([&](const at::Tensor& images) {
-    AutocastScope autocast(device.type(), precision);
-    return model.forward(channels_last ? images.contiguous(at::MemoryFormat::ChannelsLast) : images);
-  });
+  return evaluator.run(
+      [&](const at::Tensor& images) {
+        AutocastScope autocast(device.type(), precision);
+        return model.forward(channels_last ? images.contiguous(at::MemoryFormat::ChannelsLast) : images);
+      },
+      sum_across_ranks);
 }
 
 std::map<std::string, double> eval_metrics(const EvalResult& result) {

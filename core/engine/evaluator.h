@@ -24,14 +24,18 @@ struct EvalResult {
 
 // images (on the device) -> logits; the caller sets eval mode, no-grad and autocast.
 using Forward = std::function<at::Tensor(const at::Tensor& images)>;
+// Sums a tensor in place over the ranks of a data-parallel job.
+using SumAcrossRanks = std::function<void(at::Tensor& sums)>;
 
 class Evaluator {
  public:
-  // Serves up to `rounds` evaluations of the whole split.
+  // Serves up to `rounds` evaluations of the whole split. In a data-parallel
+  // job rank r of `world` scores batches r, r + world, ... of the split.
   Evaluator(const Dataset& dataset, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
-            const PipelineOptions& options);
-  // One pass over the split. Logits are scored in fp32.
-  EvalResult run(const Forward& forward);
+            const PipelineOptions& options, int rank = 0, int world = 1);
+  // One pass over the split (this rank's batches; with `sum_across_ranks`,
+  // the result is the whole split's on every rank). Logits are scored in fp32.
+  EvalResult run(const Forward& forward, const SumAcrossRanks& sum_across_ranks = {});
 
  private:
   const Dataset& dataset_;
@@ -43,7 +47,7 @@ class Evaluator {
 // mode, autocast in `precision`, images in channels_last when asked. The
 // model is left in eval mode.
 EvalResult evaluate_model(Evaluator& evaluator, Model& model, const c10::Device& device, PrecisionMode precision,
-                          bool channels_last);
+                          bool channels_last, const SumAcrossRanks& sum_across_ranks = {});
 
 // The run-store metrics of a result: eval/top1, eval/top5 (with >= 5 classes), eval/loss.
 std::map<std::string, double> eval_metrics(const EvalResult& result);

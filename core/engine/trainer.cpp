@@ -1,6 +1,7 @@
 #include "trainer.h"
 
 #include <ATen/ops/cross_entropy_loss.h>
+#include <c10/core/InferenceMode.h>
 
 #include <chrono>
 #include <filesystem>
@@ -101,8 +102,8 @@ class TrainingRun {
         },
         per_epoch, c.epochs, compute.pipeline, update_ * c.micro_batches_per_update + resume_micro_);
     if (c.test_set)
-      evaluator_ =
-          std::make_unique<Evaluator>(*c.test_set, s.eval.batch_size, device_, c.epochs + 1, compute.pipeline);
+      evaluator_ = std::make_unique<Evaluator>(*c.test_set, s.eval.batch_size, device_, c.epochs + 1,
+                                               compute.pipeline, compute.rank, compute.world_size);
   }
 
   RunStatus run() {
@@ -463,7 +464,19 @@ class TrainingRun {
   void run_eval(std::int64_t epoch) {
     share_rank0_buffers();
     const auto start = Clock::now();
-    const EvalResult r = evaluate_model(*evaluator_, *c_.model, device_, s_.precision.mode, channels_last_);
+    // Each rank scores its share of the test split; the sums make the whole.
+    SumAcrossRanks sum_across_ranks;
+    if (collective_)
+      sum_across_ranks = [this](at::Tensor& sums) {
+        // Evaluation runs in inference mode, whose tensors the engine's
+        // threads may not write in place: reduce a normal copy.
+        c10::InferenceMode normal_tensors(false);
+        auto reduced = sums.clone();
+        collective_->all_reduce_sum(reduced);
+        sums = reduced;
+      };
+    const EvalResult r =
+        evaluate_model(*evaluator_, *c_.model, device_, s_.precision.mode, channels_last_, sum_across_ranks);
     c_.model->train();
     for (const auto& [name, value] : eval_metrics(r)) {
       store_.record_metric(run_id_, update_, epoch, name, value);

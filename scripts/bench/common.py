@@ -52,9 +52,9 @@ def evaluate(model, images, labels, batch=1000):
     return correct / len(labels)
 
 
-def run_orchestrate(binary, recipe, db, sets):
-    """Runs `orchestrate run` and returns (wall seconds, run id)."""
-    command = [binary, "run", recipe, "--db", db, "--quiet"]
+def run_orchestrate(binary, recipe, db, sets, extra=()):
+    """Runs `orchestrate run` (with `extra` arguments, e.g. --nproc 2) and returns (wall seconds, run id)."""
+    command = [binary, "run", recipe, "--db", db, "--quiet", *extra]
     for s in sets:
         command += ["--set", s]
     start = time.perf_counter()

@@ -48,6 +48,7 @@ struct Trained {
   NamedTensors weights;                    // after the last step
   std::vector<EventRecord> events;
   std::string output;
+  std::map<std::string, double> metrics;   // final
 };
 
 Trained train(const ScratchDir& dir, const std::string& name, const std::string& options) {
@@ -61,7 +62,8 @@ Trained train(const ScratchDir& dir, const std::string& name, const std::string&
     ADD_FAILURE() << "no run recorded: " << result.output;
     return {};
   }
-  Trained out{store.step_timings(run->id), store.step_timings(run->id, 1), {}, store.events(run->id), result.output};
+  Trained out{store.step_timings(run->id), store.step_timings(run->id, 1), {}, store.events(run->id), result.output,
+              run->final_metrics};
   out.weights = read_safetensors(dir.file(name) + "/run-1/step-00000012/model.safetensors");
   return out;
 }
@@ -71,6 +73,10 @@ void expect_same_steps(const Trained& job, const Trained& single) {
   ASSERT_EQ(job.steps.size(), 12u);
   for (std::size_t i = 0; i < single.steps.size(); ++i)
     EXPECT_NEAR(job.steps[i].loss, single.steps[i].loss, 1e-5) << "step " << i + 1;
+  // The evaluation at the end: each rank scores half of the test split and
+  // the sums make the whole one's result.
+  EXPECT_NEAR(job.metrics.at("eval/loss"), single.metrics.at("eval/loss"), 1e-4);
+  EXPECT_NEAR(job.metrics.at("eval/top1"), single.metrics.at("eval/top1"), 0.002);
   ASSERT_EQ(job.weights.tensors.size(), single.weights.tensors.size());
   for (std::size_t i = 0; i < single.weights.tensors.size(); ++i) {
     const auto& [name, tensor] = single.weights.tensors[i];
@@ -164,6 +170,7 @@ TEST(DataParallel, AJobResumesOnAnotherNumberOfRanksWithTheSameGlobalBatch) {
   continued.weights = read_safetensors(dir.file("job") + "/run-1/step-00000012/model.safetensors");
   RunStore store(dir.file("job.db"));
   continued.steps = store.step_timings(store.find_run("dp_equivalence")->id);
+  continued.metrics = store.find_run("dp_equivalence")->final_metrics;
   expect_same_steps(continued, single);
 }
 
