@@ -174,46 +174,81 @@ TEST(DataParallel, AJobResumesOnAnotherNumberOfRanksWithTheSameGlobalBatch) {
   expect_same_steps(continued, single);
 }
 
+struct Outcome {
+  int exit_code = -1;
+  double seconds = 0;  // from the fault to the launcher's exit
+  std::string output;
+};
+
+// Starts the long recipe as a 2-rank job, waits for rank 0's checkpoint at
+// step 20, sends `signal` to rank 1 and waits for the launcher to exit.
+Outcome fault_rank1(const ScratchDir& dir, int signal, const std::string& options) {
+  const std::string recipe = dir.write("long.toml", kRecipe);
+  const std::string db = dir.file("fault.db");
+  const std::string start = "(env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) +
+                            " run " + recipe + " --nproc 2 --set run.batch_size=32 --set run.max_steps=100000" +
+                            " --set checkpoint.every_steps=10 --set checkpoint.dir=" + dir.file("ck") + " --db " + db +
+                            " " + options + " --quiet > " + dir.file("out") + " 2>&1; echo $? > " + dir.file("code") +
+                            ") &";
+  Outcome outcome;
+  if (std::system(start.c_str()) != 0) return outcome;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!std::filesystem::exists(dir.file("ck") + "/run-1/step-00000020") &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const pid_t rank1 = find_worker(db, 1);
+  if (rank1 <= 0 || ::kill(rank1, signal) != 0) {
+    outcome.output = "could not find rank 1: " + read_file(dir.file("out"));
+    return outcome;
+  }
+  const auto faulted = std::chrono::steady_clock::now();
+  while (!std::filesystem::exists(dir.file("code")) && std::chrono::steady_clock::now() < faulted + std::chrono::seconds(90))
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - faulted).count();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the exit code's write
+  outcome.exit_code = std::atoi(read_file(dir.file("code")).c_str());
+  outcome.output = read_file(dir.file("out"));
+  return outcome;
+}
+
+// A worker that hangs (SIGSTOP: alive, silent) never hangs the job: rank 0's
+// collective gives up after [distributed] timeout_s, the run is recorded as
+// failed, and the launcher ends the stopped worker.
+TEST(DataParallel, AHungWorkerFailsTheJobAfterTheTimeout) {
+  ScratchDir dir;
+  const auto outcome = fault_rank1(dir, SIGSTOP, "--set distributed.timeout_s=5");
+  EXPECT_EQ(outcome.exit_code, 1) << outcome.output;
+  EXPECT_GE(outcome.seconds, 4.0) << outcome.output;
+  EXPECT_LT(outcome.seconds, 40.0) << outcome.output;
+  EXPECT_NE(outcome.output.find("[rank 0] orchestrate: error: rank 0 of 2 (gloo): "), std::string::npos)
+      << outcome.output;
+  RunStore store(dir.file("fault.db"));
+  const auto run = store.find_run("dp_equivalence");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "failed");
+}
+
 // A worker killed mid-run (SIGKILL, as the OOM killer does) ends the job
 // within seconds, never a hang: the launcher names the dead rank and exits
 // with its status, rank 0 records the run as failed with the cause, and the
 // last checkpoint rank 0 wrote still evaluates.
 TEST(DataParallel, AKilledWorkerEndsTheJobAndTheRunIsRecordedAsFailed) {
   ScratchDir dir;
-  const std::string recipe = dir.write("long.toml", kRecipe);
-  const std::string db = dir.file("killed.db");
-  const std::string start = "(env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) +
-                            " run " + recipe + " --nproc 2 --set run.batch_size=32 --set run.max_steps=100000" +
-                            " --set checkpoint.every_steps=10 --set checkpoint.dir=" + dir.file("ck") + " --db " + db +
-                            " --quiet > " + dir.file("out") + " 2>&1; echo $? > " + dir.file("code") + ") &";
-  ASSERT_EQ(std::system(start.c_str()), 0);
+  const auto outcome = fault_rank1(dir, SIGKILL, "");
+  EXPECT_LT(outcome.seconds, 30.0) << outcome.output;
+  EXPECT_EQ(outcome.exit_code, 137) << outcome.output;
+  EXPECT_NE(outcome.output.find("orchestrate: rank 1 was killed by signal 9"), std::string::npos) << outcome.output;
+  EXPECT_NE(outcome.output.find("another worker has probably died"), std::string::npos) << outcome.output;
 
-  // Until rank 0 has saved a checkpoint: the job is then well into training.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!std::filesystem::exists(dir.file("ck") + "/run-1/step-00000020") &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const pid_t rank1 = find_worker(db, 1);
-  ASSERT_GT(rank1, 0) << read_file(dir.file("out"));
-  ASSERT_EQ(::kill(rank1, SIGKILL), 0);
-  const auto killed = std::chrono::steady_clock::now();
-  while (!std::filesystem::exists(dir.file("code")) && std::chrono::steady_clock::now() < killed + std::chrono::seconds(90))
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the exit code's write
-  const std::string output = read_file(dir.file("out"));
-  EXPECT_LT(seconds, 30.0) << output;
-  EXPECT_EQ(std::atoi(read_file(dir.file("code")).c_str()), 137) << output;
-  EXPECT_NE(output.find("rank 1"), std::string::npos) << output;
-  EXPECT_NE(output.find("another worker has probably died"), std::string::npos) << output;
-
+  const std::string db = dir.file("fault.db");
   RunStore store(db);
   const auto run = store.find_run("dp_equivalence");
   ASSERT_TRUE(run);
   EXPECT_EQ(run->status, "failed");
   EXPECT_NE(run->error.find("rank 0 of 2 (gloo)"), std::string::npos) << run->error;
   ASSERT_FALSE(store.checkpoints(run->id).empty());
-  const auto evaluation = run_orchestrate("eval " + recipe + " --checkpoint " + std::to_string(run->id) + " --db " + db);
+  const auto evaluation =
+      run_orchestrate("eval " + dir.file("long.toml") + " --checkpoint " + std::to_string(run->id) + " --db " + db);
   EXPECT_EQ(evaluation.exit_code, 0) << evaluation.output;
 }
 
