@@ -3,6 +3,8 @@
 // back prefixed with their rank. (data_parallel_test checks the training.)
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "command_runner.h"
@@ -141,6 +143,66 @@ TEST(DataParallelCli, TheVariablesOfTorchrunSrunAndMpirunEachMakeOneJob) {
                    event.message.rfind("rank 0 of 2 (" + launcher.name + " launch, gloo)", 0) == 0;
     EXPECT_TRUE(described) << launcher.name << ": no data_parallel event";
   }
+}
+
+// Two network namespaces joined by a veth pair, each with its own address:
+// two "hosts" on this machine. Removed with the object.
+class TwoHosts {
+ public:
+  TwoHosts() : a_("orch" + std::to_string(::getpid()) + "a"), b_("orch" + std::to_string(::getpid()) + "b") {
+    const std::string subnet = "10.231." + std::to_string(::getpid() % 250) + ".";
+    address_a_ = subnet + "1";
+    address_b_ = subnet + "2";
+    const auto made = run_shell("set -e; ip netns add " + a_ + "; ip netns add " + b_ + "; ip link add " + a_ +
+                                " type veth peer name " + b_ + "; ip link set " + a_ + " netns " + a_ +
+                                "; ip link set " + b_ + " netns " + b_ + "; ip -n " + a_ + " addr add " + address_a_ +
+                                "/24 dev " + a_ + "; ip -n " + b_ + " addr add " + address_b_ + "/24 dev " + b_ +
+                                "; for n in " + a_ + " " + b_ + "; do ip -n $n link set $n up; ip -n $n link set lo up;"
+                                " done");
+    error_ = made.exit_code == 0 ? "" : made.output;
+  }
+  ~TwoHosts() { run_shell("ip netns del " + a_ + "; ip netns del " + b_); }
+  TwoHosts(const TwoHosts&) = delete;
+  TwoHosts& operator=(const TwoHosts&) = delete;
+
+  const std::string& error() const { return error_; }
+  // `command` run on host a or b, whose network interface has that host's name.
+  std::string on_a(const std::string& command) const { return "ip netns exec " + a_ + " env GLOO_SOCKET_IFNAME=" + a_ + " " + command; }
+  std::string on_b(const std::string& command) const { return "ip netns exec " + b_ + " env GLOO_SOCKET_IFNAME=" + b_ + " " + command; }
+  const std::string& address_a() const { return address_a_; }
+  const std::string& address_b() const { return address_b_; }
+
+ private:
+  std::string a_, b_, address_a_, address_b_, error_;
+};
+
+// A job over two hosts, launched the torchrun way (one process per host, the
+// master on host a's own address): the ranks rendezvous and all-reduce over
+// the network between the namespaces, not over the loopback interface.
+TEST(DataParallelCli, TwoHostsInNetworkNamespacesTrainAsOneJob) {
+  TwoHosts hosts;
+  ASSERT_EQ(hosts.error(), "") << "creating network namespaces needs root and iproute2 (apt-get install iproute2)";
+  ScratchDir dir;
+  const auto recipe = dir.write("tiny.toml", kTinyRecipe);
+  const std::string job = "env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB WORLD_SIZE=2 LOCAL_RANK=0 "
+                          "LOCAL_WORLD_SIZE=1 MASTER_ADDR=" + hosts.address_a() + " MASTER_PORT=29531 ";
+  const std::string run = std::string(ORCHESTRATE_BIN) + " run " + recipe + " --quiet --db ";
+  const auto result = run_shell("(" + hosts.on_b(job + "RANK=1 " + run + dir.file("host_b.db")) + " > " +
+                                dir.file("host_b.log") + " 2>&1 &) ; " + hosts.on_a(job + "RANK=0 " + run + dir.file("host_a.db")));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  RunStore store(dir.file("host_a.db"));
+  const auto trained = store.find_run("tiny_data_parallel");
+  ASSERT_TRUE(trained);
+  EXPECT_EQ(trained->status, "finished");
+  EXPECT_EQ(store.step_timings(trained->id, 1).size(), 2u) << "host b's rank sent no rows";
+
+  // Host b alone, pointed at a master that never comes: a one-line error
+  // naming the address.
+  const auto alone = run_shell(hosts.on_b(job + "RANK=1 " + run + dir.file("alone.db") +
+                                          " --set distributed.timeout_s=2"));
+  EXPECT_NE(alone.exit_code, 0);
+  EXPECT_NE(alone.output.find("could not reach rank 0 at " + hosts.address_a() + ":29531"), std::string::npos)
+      << alone.output;
 }
 
 }  // namespace
