@@ -11,7 +11,7 @@
 #include "collective.h"
 #include "command.h"
 #include "data_parallel_launch.h"
-#include "device.h"
+#include "compute_setup.h"
 #include "launch_environment.h"
 #include "options.h"
 #include "orchestrate/error.h"
@@ -73,9 +73,7 @@ std::unique_ptr<Collective> join_job(const Recipe& recipe) {
   CollectiveOptions options;
   options.backend = s.distributed.backend;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(s.distributed.timeout_s * 1000));
-  c10::Device device = select_device(s.run.device);
-  if (device.is_cuda()) device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(job.local_rank));
-  return std::make_unique<Collective>(job, device, options);
+  return std::make_unique<Collective>(job, training_device(s, job), options);
 }
 
 }  // namespace

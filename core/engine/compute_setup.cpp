@@ -44,9 +44,7 @@ ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
   compute.rank = job.rank;
   compute.intra_op_threads = intra_op_threads(s.run, job.local_world_size);
   at::set_num_threads(compute.intra_op_threads);
-  compute.device = select_device(s.run.device);
-  if (compute.device.is_cuda() && job.distributed())
-    compute.device = c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(job.local_rank));
+  compute.device = training_device(s, job);
   if (auto why = AutocastScope::unsupported_reason(compute.device.type(), s.precision.mode))
     throw RecipeError("[precision] mode = \"" + std::string(precision_mode_name(s.precision.mode)) + "\": " + *why);
   configure_device(compute.device);
@@ -57,6 +55,12 @@ ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
   // Seeded before any component exists, so weight init and augmentation are reproducible.
   at::manual_seed(s.run.seed);
   return compute;
+}
+
+c10::Device training_device(const Settings& s, const LaunchEnvironment& job) {
+  const c10::Device device = select_device(s.run.device);
+  if (device.is_cuda() && job.distributed()) return {c10::kCUDA, static_cast<c10::DeviceIndex>(job.local_rank)};
+  return device;
 }
 
 void apply_memory_format(torch::nn::Module& model, const ComputeSetup& compute) {

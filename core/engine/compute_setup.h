@@ -33,6 +33,9 @@ struct ComputeSetup {
 // In a data-parallel job each rank takes the CUDA device of its local rank.
 ComputeSetup set_up_compute(const Settings& settings, const LaunchEnvironment& job = {});
 
+// The device [run] device selects, on CUDA the GPU of this rank's local rank.
+c10::Device training_device(const Settings& settings, const LaunchEnvironment& job = {});
+
 // Puts the model's 4-d weights in channels_last when the setup asks for it.
 void apply_memory_format(torch::nn::Module& model, const ComputeSetup& compute);
 
