@@ -33,11 +33,18 @@ Checkpointer::Checkpointer(const CheckpointSettings& settings, std::string direc
 }
 
 std::optional<std::string> Checkpointer::due_after_update(std::int64_t step) const {
+  return due_after_update(step, due_by_time());
+}
+
+std::optional<std::string> Checkpointer::due_after_update(std::int64_t step, bool time_due) const {
   if (settings_.every_steps > 0 && step % settings_.every_steps == 0) return "interval";
-  if (settings_.every_seconds > 0 &&
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= settings_.every_seconds)
-    return "time";
+  if (time_due) return "time";
   return std::nullopt;
+}
+
+bool Checkpointer::due_by_time() const {
+  return settings_.every_seconds > 0 &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= settings_.every_seconds;
 }
 
 bool Checkpointer::due_after_epoch(std::int64_t epoch) const {

@@ -27,6 +27,10 @@ class Checkpointer {
   // The reason to save after update `step`, if any: "interval" (every_steps)
   // or "time" (save_interval_secs since the last save).
   std::optional<std::string> due_after_update(std::int64_t step) const;
+  // The same, with the time rule decided elsewhere: a data-parallel job
+  // takes rank 0's clock (agreed with the update), so every rank saves together.
+  std::optional<std::string> due_after_update(std::int64_t step, bool time_due) const;
+  bool due_by_time() const;
   // Whether every_epochs asks for a save after (1-based) `epoch`.
   bool due_after_epoch(std::int64_t epoch) const;
   // Whether a checkpoint of this exact position was already written.

@@ -26,15 +26,16 @@ void require(const T& made, const std::string& table, const std::string& plugin,
   if (!made) throw Error("[" + table + "] " + plugin + ": the plugin returned no " + what + " (a plugin bug)");
 }
 
-void build_optimizer_chain(TrainingComponents& c, const OptimizerSettings& s, const Registry& registry) {
-  bool wrapper_decays = false;
+void build_optimizer_chain(TrainingComponents& c, const OptimizerSettings& s, const Registry& registry,
+                           bool compressor_decays) {
+  bool wrapper_decays = compressor_decays;
   for (const auto& w : s.wrappers) {
     const auto& entry = registry.optimizer_wrappers().get(w.plugin);
     wrapper_decays = wrapper_decays || entry.meta.takes_over_weight_decay;
     if (entry.meta.micro_batches) c.micro_batches_per_update *= entry.meta.micro_batches(w.params);
   }
-  // A wrapper that applies weight decay itself gets the true coefficients;
-  // the base optimizer then must not decay a second time.
+  // A wrapper (or the gradient compressor) that applies weight decay itself
+  // gets the true coefficients; the base optimizer then must not decay a second time.
   OptimizerContext base{c.groups};
   if (wrapper_decays)
     for (auto& group : base.groups) group.weight_decay = 0.0;
@@ -66,6 +67,15 @@ std::unique_ptr<LrSchedule> build_schedule(const TrainingComponents& c, const Se
   require(schedule, "schedule", sched.plugin, "schedule");
   if (warmup == 0) return schedule;
   return std::make_unique<WarmupThenSchedule>(sched.warmup, warmup, sched.warmup_start_lr, std::move(schedule));
+}
+
+// Null for "none": the dense all-reduce needs no compressor.
+std::unique_ptr<GradientCompressor> build_compressor(const TrainingComponents& c, const Settings& s,
+                                                     const Registry& registry, const ComputeSetup& compute) {
+  const CompressionContext context{c.groups, compute.world_size, c.updates_per_epoch};
+  const auto& plugin = s.compression.plugin;
+  return guarded("gradient_compression", plugin,
+                 [&] { return registry.gradient_compressors().get(plugin).create(s.compression.params, context); });
 }
 
 std::unique_ptr<Dataset> build_split(const Settings& s, const Registry& registry, DatasetSplit split) {
@@ -104,7 +114,8 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
   for (auto& frozen : freeze_parameters(*c.model, s.checkpoint, model_entry.meta.logits_pattern))
     c.tensor_records.push_back(std::move(frozen));
   c.groups = form_parameter_groups(*c.model, s.optimizer);
-  build_optimizer_chain(c, s.optimizer, registry);
+  build_optimizer_chain(c, s.optimizer, registry,
+                        registry.gradient_compressors().get(s.compression.plugin).meta.takes_over_weight_decay);
 
   // Per rank: every micro-batch step of a data-parallel job takes world_size x batch_size images.
   const std::int64_t batch_size = s.run.batch_size * compute.world_size;
@@ -118,6 +129,7 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
   c.total_updates = s.run.max_steps > 0 ? s.run.max_steps : s.run.epochs * c.updates_per_epoch;
   c.epochs = (c.total_updates + c.updates_per_epoch - 1) / c.updates_per_epoch;
   c.schedule = build_schedule(c, s, registry);
+  c.compressor = build_compressor(c, s, registry, compute);
   return c;
 }
 
@@ -125,7 +137,8 @@ std::vector<PluginRecord> plugins_used(const Settings& s, const Registry& regist
   std::vector<std::pair<ComponentKind, std::string>> used{{ComponentKind::dataset, s.data_plugin},
                                                           {ComponentKind::model, s.model_plugin},
                                                           {ComponentKind::optimizer, s.optimizer.plugin},
-                                                          {ComponentKind::lr_schedule, s.schedule.plugin}};
+                                                          {ComponentKind::lr_schedule, s.schedule.plugin},
+                                                          {ComponentKind::gradient_compression, s.compression.plugin}};
   for (const auto& w : s.optimizer.wrappers) used.emplace_back(ComponentKind::optimizer_wrapper, w.plugin);
   std::vector<PluginRecord> out;
   for (const auto& [kind, name] : used) {

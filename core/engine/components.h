@@ -7,6 +7,7 @@
 
 #include "compute_setup.h"
 #include "orchestrate/dataset.h"
+#include "orchestrate/gradient_compression.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
@@ -25,6 +26,7 @@ struct TrainingComponents {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<std::unique_ptr<OptimizerWrapper>> wrappers;  // in recipe order
   std::unique_ptr<LrSchedule> schedule;  // warm-up included; indexed by update
+  std::unique_ptr<GradientCompressor> compressor;  // null: gradients are all-reduced densely
   std::int64_t micro_batches_per_update = 1;  // > 1 with batch_gradients
   std::int64_t micro_batches_per_epoch = 0;
   std::int64_t updates_per_epoch = 0;

@@ -293,6 +293,10 @@ const std::vector<TableSpec>& recipe_tables() {
       core_table("log", "the run store and the progress line", log_schema(), {"*"}),
       core_table("distributed", "data-parallel training: the collective engine and gradient buckets (--nproc, torchrun, srun, mpirun)",
                  distributed_schema(), {"*"}),
+      component_table("gradient_compression",
+                      "what each rank sends of its gradients: none (dense all-reduce) or dgc (Deep Gradient "
+                      "Compression's top-k with local accumulation)",
+                      {}, ComponentKind::gradient_compression, "none"),
   };
   return tables;
 }

@@ -71,6 +71,29 @@ class RecipeReader {
     return resolve(spec, root_[spec.name].as_table(), spec.name, "[" + spec.name + "]");
   }
 
+  // The rules a gradient compressor declares about the rest of the recipe.
+  // Only judged on a recipe whose tables are otherwise fine.
+  void check_compression(const Recipe& recipe) {
+    if (!problems_.empty()) return;
+    const auto& compression = recipe.table("gradient_compression");
+    const auto& rules = registry_.gradient_compressors().get(compression.plugin).meta;
+    const std::string where = at_table(root_["gradient_compression"].as_table()) + "[gradient_compression] " +
+                              compression.plugin + ": ";
+    const auto& optimizer = recipe.table("optimizer");
+    if (rules.base_optimizer_problem)
+      if (auto why = rules.base_optimizer_problem(compression.component, optimizer.plugin); !why.empty())
+        problem(where + why);
+    if (rules.takes_over_weight_decay)
+      for (const auto& wrapper : optimizer.list("wrappers"))
+        if (registry_.optimizer_wrappers().get(wrapper.plugin).meta.takes_over_weight_decay)
+          problem(where + "it adds weight decay to the gradients itself, and so does wrapper '" + wrapper.plugin +
+                  "'; remove one of them");
+    const auto& precision = recipe.table("precision").core;
+    if (compression.plugin != "none" && precision.string("mode") == "fp16" && precision.string("loss_scaling") != "off")
+      problem(where + "fp16 loss scaling is not supported with gradient compression yet (its residuals would mix "
+                      "scales); use precision.mode = \"bf16\", or loss_scaling = \"off\"");
+  }
+
   void throw_if_problems() const {
     if (problems_.empty()) return;
     std::string message;
@@ -246,6 +269,7 @@ Recipe load_recipe(const std::string& path, const std::vector<Override>& overrid
   Recipe recipe;
   recipe.path = path;
   for (const auto& spec : recipe_tables()) recipe.tables[spec.name] = reader.table(spec);
+  reader.check_compression(recipe);
   reader.throw_if_problems();
   return recipe;
 }

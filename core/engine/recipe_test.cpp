@@ -24,6 +24,7 @@ class RecipeTest : public ::testing::Test {
                                real_list_param("betas", std::vector<double>{0.9, 0.99}, "both")},
                               nullptr);
     registry.lr_schedules().add("fixed", "constant", {}, nullptr);
+    registry.gradient_compressors().add("none", "dense all-reduce", {}, nullptr);
     ParamSchema piecewise{real_list_param("boundaries", std::vector<double>{}, "where"),
                           real_list_param("factors", std::vector<double>{1.0}, "how much"),
                           string_param("unit", "epoch", "unit").one_of({"epoch", "step"})};

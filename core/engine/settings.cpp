@@ -107,6 +107,8 @@ Settings settings_of(const Recipe& recipe) {
                exporting.integer("max_batch_size")};
   const auto& distributed = recipe.table("distributed").core;
   s.distributed = {distributed.string("backend"), distributed.real("bucket_size_mb"), distributed.real("timeout_s")};
+  const auto& compression = recipe.table("gradient_compression");
+  s.compression = {compression.plugin, compression.component};
   s.db = recipe.table("log").core.string("db");
   s.progress = recipe.table("log").core.string("progress");
   s.flush_seconds = recipe.table("log").core.real("flush_secs");

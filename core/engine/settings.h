@@ -105,6 +105,12 @@ struct DistributedSettings {
   double timeout_s = 60.0;
 };
 
+// [gradient_compression]: "none" builds no compressor.
+struct CompressionSettings {
+  std::string plugin = "none";
+  Params params;
+};
+
 struct Settings {
   RunSettings run;
   std::string data_plugin;
@@ -121,6 +127,7 @@ struct Settings {
   CheckpointSettings checkpoint;
   ExportSettings export_;
   DistributedSettings distributed;
+  CompressionSettings compression;
   std::string db;
   std::string progress = "auto";
   double flush_seconds = 10.0;  // step rows reach the store at least this often

@@ -14,6 +14,7 @@
 #include "checkpointer.h"
 #include "collective.h"
 #include "components.h"
+#include "compressed_gradient_exchange.h"
 #include "compute_setup.h"
 #include "durable_file.h"
 #include "epoch_plan.h"
@@ -66,19 +67,25 @@ class TrainingRun {
         leader_(!collective_ || collective_->rank() == 0) {
     for (const auto& group : c.groups)
       for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
+    if (c.compressor) exchange_ = std::make_unique<CompressedGradientExchange>(collective_, parameters_);
     if (resume) restore(*resume, options.resume_from);
     if (collective_) {
       // Every rank starts from rank 0's weights (the same seed gives the same
       // ones; this makes sure) and averages its gradients into the same update.
       collective_->broadcast_in_place(c.model->parameters());
       collective_->broadcast_in_place(c.model->buffers());
-      reducer_ = std::make_unique<GradientReducer>(*collective_, parameters_, s.distributed.bucket_size_mb);
       std::ostringstream what;
       what << "rank " << collective_->rank() << " of " << collective_->world_size() << " ("
-           << collective_->environment().launcher << " launch, " << collective_->engine() << "): "
-           << reducer_->bucket_count() << " gradient buckets of at most " << s.distributed.bucket_size_mb << " MB, "
-           << std::fixed << std::setprecision(2) << reducer_->bytes_per_update() / 1048576.0
-           << " MB all-reduced per update; global batch " << s.run.batch_size * collective_->world_size() << " x "
+           << collective_->environment().launcher << " launch, " << collective_->engine() << "): ";
+      if (exchange_) {
+        what << "gradients compressed by " << s.compression.plugin << " and exchanged by all-gather";
+      } else {
+        reducer_ = std::make_unique<GradientReducer>(*collective_, parameters_, s.distributed.bucket_size_mb);
+        what << reducer_->bucket_count() << " gradient buckets of at most " << s.distributed.bucket_size_mb
+             << " MB, " << std::fixed << std::setprecision(2) << reducer_->bytes_per_update() / 1048576.0
+             << " MB all-reduced per update";
+      }
+      what << "; global batch " << s.run.batch_size * collective_->world_size() << " x "
            << c.micro_batches_per_update << " micro-batches";
       store_.record_event(run_id_, "data_parallel", what.str());
     }
@@ -195,16 +202,37 @@ class TrainingRun {
 
   // A data-parallel job's one small all-reduce per update: the sum of the
   // ranks' losses (train/loss and on_nonfinite = "skip" then see the mean over
-  // the whole global batch, the same on every rank) and of their stop
-  // requests (so every rank stops after the same update). Returns the mean loss.
+  // the whole global batch, the same on every rank), of their stop requests
+  // (so every rank stops after the same update) and of rank 0's time-based
+  // checkpoint wish (so every rank saves together). Returns the mean loss.
   at::Tensor agree_on_update(const at::Tensor& loss) {
     const bool stop_here = stop_.requested() ||
                            (stop_after_micro_batches_ > 0 && micro_batches_run_ >= stop_after_micro_batches_);
-    auto agreement = at::cat({loss.detach().reshape({1}).to(at::kFloat),
-                              at::full({1}, stop_here ? 1.0F : 0.0F, loss.options().dtype(at::kFloat))});
+    const bool save_by_time = leader_ && checkpointer_.due_by_time();
+    const auto flags = at::tensor({stop_here ? 1.0F : 0.0F, save_by_time ? 1.0F : 0.0F}).to(loss.device());
+    auto agreement = at::cat({loss.detach().reshape({1}).to(at::kFloat), flags});
     collective_->all_reduce_sum(agreement);
-    agreed_stop_ = agreement[1].item<float>() > 0;
+    const auto agreed = agreement.to(at::kCPU);
+    agreed_stop_ = agreed[1].item<float>() > 0;
+    agreed_time_checkpoint_ = agreed[2].item<float>() > 0;
     return agreement[0] / static_cast<double>(collective_->world_size());
+  }
+
+  // Compression's exchange, in place of the all-reduce: the compressor
+  // chooses what each rank sends, and the mean of what all ranks sent becomes
+  // the gradient. Not done for an update that will be skipped, so a
+  // non-finite gradient never enters the compressor's residuals. All of it,
+  // compression included, is the step's communication time.
+  void exchange_compressed(const at::Tensor& loss, StepTiming& timing) {
+    if (s_.run.on_nonfinite == NonFinitePolicy::skip && !std::isfinite(loss.item<double>())) return;
+    const auto start = Clock::now();
+    for (auto& p : parameters_)  // a parameter the loss did not reach has a zero gradient
+      if (!p.grad().defined()) p.mutable_grad() = at::zeros_like(p);
+    const double epochs_done = static_cast<double>(update_) / static_cast<double>(c_.updates_per_epoch);
+    const auto messages = c_.compressor->compress(CompressionStep{update_, epochs_done, wrapper_metrics_});
+    const auto cost = exchange_->exchange(messages, s_.compression.plugin);
+    timing.sync_s = seconds_between(start, Clock::now());
+    if (collective_) timing.bytes_sent = cost.bytes_sent;
   }
 
   // Applies the accumulated gradients: unscale, skip if not finite, wrappers, optimizer.
@@ -286,10 +314,15 @@ class TrainingRun {
       }
       if (reducer_) {
         timing.sync_s = reducer_->finish_reduction();
+        timing.bytes_sent = reducer_->bytes_per_update();
         timer_.sync_ends();
       }
       const auto local_loss = M > 1 ? loss_sum / static_cast<double>(M) : loss_sum;
       const auto loss = collective_ ? agree_on_update(local_loss) : local_loss;
+      if (exchange_) {
+        exchange_compressed(loss, timing);
+        timer_.sync_ends();
+      }
       const double lr = c_.schedule->learning_rate(update_);
       apply_update(loss, lr, epoch);
       timer_.optimizer_ends();
@@ -311,7 +344,9 @@ class TrainingRun {
       if (collective_ && (update_ % s_.run.log_every == 0 || update_ == c_.total_updates))
         gather_rank_rows(epoch + 1);
       progress_.update({epoch + 1, c_.epochs, update_, c_.total_updates, recent_loss_, lr}, timing.images);
-      if (auto reason = checkpointer_.due_after_update(update_); reason && update_ < c_.total_updates)
+      const auto reason = collective_ ? checkpointer_.due_after_update(update_, agreed_time_checkpoint_)
+                                      : checkpointer_.due_after_update(update_);
+      if (reason && update_ < c_.total_updates)
         save_checkpoint(*reason);
       last_step_end_ = Clock::now();
       if (update_ == c_.total_updates) last_step_end_ = t3;
@@ -320,6 +355,9 @@ class TrainingRun {
 
   // Everything a resumed run needs to take the same steps as this one.
   void save_checkpoint(const std::string& reason) {
+    // Every rank comes here together; the gather comes before any test only
+    // rank 0 can answer, so no rank is left waiting in it.
+    gather_compression_state();
     if (checkpointer_.saved_at(update_, stopped_micro_)) return;
     flush_window(last_epoch_);  // the store then shows every step up to the checkpoint
     if (!leader_) return;       // rank 0 writes the job's checkpoints
@@ -351,13 +389,37 @@ class TrainingRun {
   }
 
   TrainerStateRefs state_refs() {
-    return TrainerStateRefs{*c_.optimizer, c_.wrappers, scaler_, parameters_, partial_loss_, skipped_, eval_seconds_};
+    return TrainerStateRefs{*c_.optimizer, c_.wrappers, scaler_,       parameters_,
+                            partial_loss_, skipped_,    eval_seconds_, compression_by_rank_};
+  }
+
+  // Rank r's compressor state (its residuals) at index r of compression_by_rank_.
+  void gather_compression_state() {
+    if (!c_.compressor) return;
+    const auto mine = flatten_state(c_.compressor->state());
+    if (mine.numel() == 0) return;  // a stateless compressor (the same on every rank)
+    compression_by_rank_ = collective_ ? collective_->all_gather(mine.to(collective_->device())) : std::vector{mine};
+  }
+
+  // The saved state this rank continues from: its own when the job has as
+  // many ranks as the one that saved, otherwise the mean over the saved
+  // ranks (the residuals are linear: the mean keeps what the ranks had yet
+  // to send, on average; gradient_compression.h's contract).
+  void restore_compression_state() {
+    if (!c_.compressor || compression_by_rank_.empty()) return;
+    const int world = collective_ ? collective_->world_size() : 1;
+    const int rank = collective_ ? collective_->rank() : 0;
+    const at::Tensor chosen = static_cast<int>(compression_by_rank_.size()) == world
+                                  ? compression_by_rank_[rank]
+                                  : at::stack(compression_by_rank_).mean(0);
+    c_.compressor->load_state(unflatten_state(chosen.to(device_), c_.compressor->state()));
   }
 
   void restore(const CheckpointMeta& meta, const std::string& path) {
     namespace fs = std::filesystem;
     load_model_state(*c_.model, read_safetensors((fs::path(path) / kWeightsFile).string()), path);
     load_trainer_state((fs::path(path) / kTrainerStateFile).string(), state_refs(), meta.micro_batch > 0);
+    restore_compression_state();
     if (partial_loss_.defined()) partial_loss_ = partial_loss_.to(device_);
     update_ = meta.step;
     resume_micro_ = meta.micro_batch;
@@ -413,7 +475,7 @@ class TrainingRun {
   // row counts and the rows.
   void gather_rank_rows(std::int64_t epoch) {
     flush_window(epoch);
-    constexpr std::int64_t kFields = 11;
+    constexpr std::int64_t kFields = 12;
     const auto options = at::TensorOptions().dtype(at::kDouble).device(collective_->device());
     auto count = at::full({1}, static_cast<double>(rank_rows_.size()), options);
     const auto counts = collective_->all_gather(count);
@@ -426,7 +488,7 @@ class TrainingRun {
       for (const double value : {static_cast<double>(row.step), static_cast<double>(row.epoch),
                                  static_cast<double>(row.images), row.data_wait_s, row.compute_s, row.sync_s,
                                  row.optimizer_s, row.total_s, row.loss, row.learning_rate,
-                                 static_cast<double>(collective_->rank())})
+                                 static_cast<double>(collective_->rank()), static_cast<double>(row.bytes_sent)})
         *out++ = value;
     }
     rank_rows_.clear();
@@ -448,6 +510,7 @@ class TrainingRun {
         row.loss = in[8];
         row.learning_rate = in[9];
         row.rank = static_cast<int>(in[10]);
+        row.bytes_sent = static_cast<std::int64_t>(in[11]);
         store_.record_step(run_id_, row);
       }
     }
@@ -511,8 +574,11 @@ class TrainingRun {
   Checkpointer& checkpointer_;
   Collective* const collective_;  // null when training alone
   const bool leader_;             // records the run: alone, or rank 0
-  std::unique_ptr<GradientReducer> reducer_;
+  std::unique_ptr<GradientReducer> reducer_;             // dense all-reduce, without a compressor
+  std::unique_ptr<CompressedGradientExchange> exchange_;  // with a compressor, alone too
+  std::vector<at::Tensor> compression_by_rank_;          // see TrainerStateRefs
   bool agreed_stop_ = false;
+  bool agreed_time_checkpoint_ = false;
   std::vector<StepTiming> rank_rows_;  // ranks 1..: written since the last gather_rank_rows
   std::unique_ptr<BatchPipeline> train_pipeline_;
   std::unique_ptr<Evaluator> evaluator_;

@@ -61,6 +61,29 @@ void load_model_state(torch::nn::Module& model, const NamedTensors& weights, con
                 std::to_string(saved.size()) + " such): it was saved from another model");
 }
 
+at::Tensor flatten_state(const std::map<std::string, at::Tensor>& state) {
+  std::vector<at::Tensor> flat;
+  for (const auto& [name, tensor] : state) flat.push_back(tensor.detach().reshape({-1}));
+  return flat.empty() ? at::Tensor(at::empty({0})) : at::cat(flat);
+}
+
+std::map<std::string, at::Tensor> unflatten_state(const at::Tensor& flat,
+                                                  const std::map<std::string, at::Tensor>& like) {
+  std::int64_t expected = 0;
+  for (const auto& [name, tensor] : like) expected += tensor.numel();
+  if (flat.numel() != expected)
+    throw Error("the checkpoint's gradient-compression state has " + std::to_string(flat.numel()) +
+                " values where this recipe's compressor keeps " + std::to_string(expected) +
+                "; resume with the [gradient_compression] settings it was saved with");
+  std::map<std::string, at::Tensor> out;
+  std::int64_t at = 0;
+  for (const auto& [name, tensor] : like) {
+    out[name] = flat.narrow(0, at, tensor.numel()).view(tensor.sizes());
+    at += tensor.numel();
+  }
+  return out;
+}
+
 std::string save_trainer_state(const TrainerStateRefs& s, bool with_gradients) {
   torch::serialize::OutputArchive archive;
   {
@@ -87,6 +110,8 @@ std::string save_trainer_state(const TrainerStateRefs& s, bool with_gradients) {
       if (s.parameters[i].grad().defined()) archive.write("grad." + std::to_string(i), s.parameters[i].grad());
     if (s.partial_loss.defined()) archive.write("partial_loss", s.partial_loss);
   }
+  for (std::size_t r = 0; r < s.compression_by_rank.size(); ++r)
+    archive.write("compression.rank" + std::to_string(r), s.compression_by_rank[r]);
   archive.write("skipped_updates", at::tensor(s.skipped_updates, at::kLong));
   archive.write("eval_seconds", at::tensor(s.eval_seconds, at::kDouble));
   std::ostringstream bytes;
@@ -133,6 +158,12 @@ void load_trainer_state(const std::string& path, const TrainerStateRefs& s, bool
       }
       at::Tensor loss;
       if (archive.try_read("partial_loss", loss)) s.partial_loss = loss;
+    }
+    s.compression_by_rank.clear();
+    while (true) {
+      at::Tensor state;  // a fresh handle each time: try_read overwrites a defined tensor in place
+      if (!archive.try_read("compression.rank" + std::to_string(s.compression_by_rank.size()), state)) break;
+      s.compression_by_rank.push_back(state);
     }
     at::Tensor skipped, eval_seconds;
     archive.read("skipped_updates", skipped);

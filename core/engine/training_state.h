@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,7 +38,18 @@ struct TrainerStateRefs {
   at::Tensor& partial_loss;                   // loss summed over the micro-batches so far; undefined at m = 0
   std::int64_t& skipped_updates;
   double& eval_seconds;
+  // The gradient compressor's state of every rank, flattened (rank r at
+  // index r; see flatten_state); empty without a compressor. Saved as is;
+  // loading fills in what the checkpoint holds.
+  std::vector<at::Tensor>& compression_by_rank;
 };
+
+// A gradient compressor's state as one flat tensor, in name order: what the
+// ranks all-gather and a checkpoint keeps per rank.
+at::Tensor flatten_state(const std::map<std::string, at::Tensor>& state);
+// Splits `flat` into tensors shaped like `like`'s; an error when the sizes
+// differ (a checkpoint saved with other compression settings).
+std::map<std::string, at::Tensor> unflatten_state(const at::Tensor& flat, const std::map<std::string, at::Tensor>& like);
 
 // Serialized LibTorch archive of the state; `with_gradients` when the
 // checkpoint is taken between two micro-batches of one update.

@@ -2,6 +2,7 @@
 // in the SDK library, so dynamic_cast and exceptions work across plugins.
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
+#include "orchestrate/gradient_compression.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
@@ -13,6 +14,9 @@ Dataset::~Dataset() = default;
 Model::~Model() = default;
 ModelOutput Model::forward_train(const at::Tensor& images) { return {forward(images), {}}; }
 LrSchedule::~LrSchedule() = default;
+GradientCompressor::~GradientCompressor() = default;
+std::map<std::string, at::Tensor> GradientCompressor::state() const { return {}; }
+void GradientCompressor::load_state(const std::map<std::string, at::Tensor>&) {}
 OptimizerWrapper::~OptimizerWrapper() = default;
 void OptimizerWrapper::before_step(UpdateView&) {}
 void OptimizerWrapper::after_step(UpdateView&) {}

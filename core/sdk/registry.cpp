@@ -11,13 +11,14 @@ const char* to_string(ComponentKind kind) {
     case ComponentKind::optimizer: return "optimizer";
     case ComponentKind::optimizer_wrapper: return "optimizer_wrapper";
     case ComponentKind::lr_schedule: return "lr_schedule";
+    case ComponentKind::gradient_compression: return "gradient_compression";
   }
   return "?";
 }
 
 std::vector<ComponentKind> all_component_kinds() {
   return {ComponentKind::dataset, ComponentKind::model, ComponentKind::optimizer, ComponentKind::optimizer_wrapper,
-          ComponentKind::lr_schedule};
+          ComponentKind::lr_schedule, ComponentKind::gradient_compression};
 }
 
 namespace {
@@ -79,7 +80,8 @@ Registry::Registry()
       models_(ComponentKind::model, &current_plugin_),
       optimizers_(ComponentKind::optimizer, &current_plugin_),
       optimizer_wrappers_(ComponentKind::optimizer_wrapper, &current_plugin_),
-      lr_schedules_(ComponentKind::lr_schedule, &current_plugin_) {}
+      lr_schedules_(ComponentKind::lr_schedule, &current_plugin_),
+      gradient_compressors_(ComponentKind::gradient_compression, &current_plugin_) {}
 
 Registry::~Registry() = default;
 
@@ -90,6 +92,7 @@ std::vector<const ComponentInfo*> Registry::components(ComponentKind kind) const
     case ComponentKind::optimizer: return optimizers_.infos();
     case ComponentKind::optimizer_wrapper: return optimizer_wrappers_.infos();
     case ComponentKind::lr_schedule: return lr_schedules_.infos();
+    case ComponentKind::gradient_compression: return gradient_compressors_.infos();
   }
   return {};
 }

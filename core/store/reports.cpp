@@ -62,11 +62,13 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   if (timings.size() <= first) return row;
 
   std::vector<double> step_seconds;
-  double total_s = 0, data_wait_s = 0, images = 0;
+  double total_s = 0, data_wait_s = 0, sync_s = 0, images = 0, bytes = 0;
   for (std::size_t i = first; i < timings.size(); ++i) {
     step_seconds.push_back(timings[i].total_s);
     total_s += timings[i].total_s;
     data_wait_s += timings[i].data_wait_s;
+    sync_s += timings[i].sync_s;
+    bytes += static_cast<double>(timings[i].bytes_sent);
     images += static_cast<double>(timings[i].images);
   }
   std::sort(step_seconds.begin(), step_seconds.end());
@@ -77,7 +79,9 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   if (total_s > 0) {
     row.images_per_s = images / total_s;
     row.data_wait_share = data_wait_s / total_s;
+    row.sync_share = sync_s / total_s;
   }
+  row.bytes_per_step = bytes / static_cast<double>(step_seconds.size());
   return row;
 }
 
@@ -119,12 +123,19 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
   Table table{{"id", "name", "device", "steps", "median_step_s", "p95_step_s", "images_per_s", "data_wait_share",
                "wall_s", "setup_s", "train_s", "eval_s", "accounted"},
               {}};
+  const bool communicated =
+      std::any_of(rows.begin(), rows.end(), [](const ThroughputRow& row) { return row.bytes_per_step > 0; });
+  if (communicated) table.headers.insert(table.headers.end(), {"sync_share", "sent_MB_per_step"});
   for (const ThroughputRow& row : rows) {
     // Step times to 0.01 ms: fast CPU and GPU steps take a few milliseconds.
     table.rows.push_back({std::to_string(row.run_id), row.name, row.device, std::to_string(row.steps),
                           fixed(row.median_step_s, 5), fixed(row.p95_step_s, 5), fixed(row.images_per_s, 1),
                           fixed(row.data_wait_share, 3), fixed(row.wall_s, 2), fixed(row.setup_s, 2),
                           fixed(row.train_s, 2), fixed(row.eval_s, 2), fixed(row.accounted_share(), 3)});
+    // Sent bytes to 1e-6 MB: a compressed update of a small model is a few kB.
+    if (communicated)
+      table.rows.back().insert(table.rows.back().end(),
+                               {fixed(row.sync_share, 3), fixed(row.bytes_per_step / 1048576.0, 6)});
   }
   return table;
 }

@@ -19,6 +19,8 @@ struct ThroughputRow {
   double p95_step_s = 0;         // nearest-rank 95th percentile of total_s
   double images_per_s = 0;       // total images / total step time
   double data_wait_share = 0;    // sum data_wait_s / sum total_s: how starved the model was
+  double sync_share = 0;         // sum sync_s / sum total_s: gradient communication (compression included)
+  double bytes_per_step = 0;     // mean gradient bytes rank 0 sent per update; 0: not recorded (alone)
   // Where the run's wall time went. Every step's total_s runs from the end of
   // the step before, so setup + train + eval account for the whole run.
   double wall_s = 0;   // started_at to ended_at (or now)
@@ -40,7 +42,8 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
 Table runs_table(const std::vector<RunSummary>& runs);
 
 // id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share,
-// wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three).
+// wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three);
+// then, when some run communicated, sync_share and sent_MB_per_step.
 Table throughput_table(const std::vector<ThroughputRow>& rows);
 
 }  // namespace orchestrate

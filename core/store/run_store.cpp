@@ -85,7 +85,8 @@ RunStore::Impl::Impl(const std::string& file_path)
       insert_param(db, "INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)"),
       insert_step(db,
                   "INSERT INTO step_timings (run_id, step, epoch, images, data_wait_s, compute_s, sync_s,"
-                  " optimizer_s, total_s, loss, learning_rate, rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+                  " optimizer_s, total_s, loss, learning_rate, rank, bytes_sent)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
       insert_metric(db, "INSERT INTO metrics (run_id, step, epoch, name, value, recorded_at) VALUES (?, ?, ?, ?, ?, ?)"),
       insert_event(db, "INSERT INTO events (run_id, time, kind, message) VALUES (?, ?, ?, ?)"),
       insert_checkpoint(db,
@@ -108,7 +109,8 @@ RunStore::Impl::Impl(const std::string& file_path)
                            " FROM metrics WHERE run_id = ?) WHERE recency = 1"),
       select_steps(db,
                    "SELECT step, epoch, images, data_wait_s, compute_s, sync_s, optimizer_s, total_s, loss,"
-                   " learning_rate, rank FROM step_timings WHERE run_id = ? AND rank = ? ORDER BY step, rowid"),
+                   " learning_rate, rank, bytes_sent FROM step_timings WHERE run_id = ? AND rank = ?"
+                   " ORDER BY step, rowid"),
       select_recipe(db, "SELECT resolved_recipe FROM runs WHERE id = ?") {
   pending.steps.reserve(kStepsPerTransaction);
 }
@@ -421,6 +423,7 @@ std::vector<StepTiming> RunStore::step_timings(std::int64_t run_id, int rank) co
       timing.loss = real_column(s.select_steps, 8);
       timing.learning_rate = real_column(s.select_steps, 9);
       timing.rank = s.select_steps.getColumn(10).getInt();
+      timing.bytes_sent = s.select_steps.getColumn(11).isNull() ? 0 : s.select_steps.getColumn(11).getInt64();
       timings.push_back(timing);
     }
     return timings;

@@ -66,6 +66,9 @@ struct StepTiming {
   int rank = 0;  // in a data-parallel job; rank 0's row is the job's step (see migration 4)
   double data_wait_s = 0, compute_s = 0 /*forward+backward*/, sync_s = 0, optimizer_s = 0, total_s = 0, loss = 0,
          learning_rate = 0;
+  // This rank's gradient payload for the update (all-reduce or compressed
+  // all-gather); 0 when it communicated nothing (training alone). NULL in the store then.
+  std::int64_t bytes_sent = 0;
 };
 
 struct RunSummary {

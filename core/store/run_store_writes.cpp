@@ -54,6 +54,8 @@ void write_step(SQLite::Statement& insert, std::int64_t run_id, const StepTiming
   bind_real(insert, 10, timing.loss);
   bind_real(insert, 11, timing.learning_rate);
   insert.bind(12, timing.rank);
+  if (timing.bytes_sent > 0) insert.bind(13, timing.bytes_sent);
+  else insert.bind(13);  // NULL: nothing sent
   insert.exec();
 }
 

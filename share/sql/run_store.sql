@@ -144,3 +144,9 @@ CREATE INDEX runs_by_source ON runs (source_run_id);
 -- rank 0 every [run] log_every updates. Rows older than migration 4 are a
 -- single process's: rank 0.
 ALTER TABLE step_timings ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;
+
+-- migration: 5
+-- The bytes a rank sent for an update's gradients: the all-reduce payload,
+-- or a gradient compressor's (values and indices), so a compression ratio is
+-- measured, not claimed. NULL: nothing sent (one process, or before migration 5).
+ALTER TABLE step_timings ADD COLUMN bytes_sent INTEGER;

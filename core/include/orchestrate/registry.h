@@ -29,13 +29,15 @@ class Dataset;
 class Model;
 class LrSchedule;
 class OptimizerWrapper;
+class GradientCompressor;
+struct CompressionContext;
 struct ModelInput;
 struct ScheduleContext;
 struct OptimizerContext;
 struct WrapperContext;
 enum class DatasetSplit;
 
-enum class ComponentKind { dataset, model, optimizer, optimizer_wrapper, lr_schedule };
+enum class ComponentKind { dataset, model, optimizer, optimizer_wrapper, lr_schedule, gradient_compression };
 ORCHESTRATE_API const char* to_string(ComponentKind kind);
 ORCHESTRATE_API std::vector<ComponentKind> all_component_kinds();
 
@@ -47,6 +49,10 @@ using OptimizerFactory =
 using OptimizerWrapperFactory =
     std::function<std::unique_ptr<OptimizerWrapper>(const Params&, const WrapperContext&)>;
 using LrScheduleFactory = std::function<std::unique_ptr<LrSchedule>(const Params&, const ScheduleContext&)>;
+// May return null: no compression, gradients are all-reduced densely (the
+// built-in "none").
+using GradientCompressorFactory =
+    std::function<std::unique_ptr<GradientCompressor>(const Params&, const CompressionContext&)>;
 
 // Declared at registration; checked by the host against the wrapper chain.
 struct WrapperRules {
@@ -60,6 +66,18 @@ struct WrapperRules {
   // Micro-batches summed into one update; 0: not an accumulator.
   // Computed from the wrapper's params; unset for other wrappers.
   std::function<std::int64_t(const Params&)> micro_batches;
+};
+
+// Declared by a gradient compressor at registration; checked by the host
+// against the recipe before anything is built.
+struct CompressionRules {
+  // The compressor applies the groups' weight decay itself (added to the
+  // gradient before it is compressed), so the base optimizer is built with
+  // weight decay 0.
+  bool takes_over_weight_decay = false;
+  // A problem with the base optimizer for these compressor params ("" when
+  // fine): DGC's momentum correction needs a base optimizer without momentum.
+  std::function<std::string(const Params& own, const std::string& base_optimizer)> base_optimizer_problem;
 };
 
 // How a model's published weights expect images: resized to `resize`, center
@@ -172,6 +190,9 @@ class ORCHESTRATE_API Registry {
   ComponentRegistry<OptimizerFactory>& optimizers() { return optimizers_; }
   ComponentRegistry<OptimizerWrapperFactory, WrapperRules>& optimizer_wrappers() { return optimizer_wrappers_; }
   ComponentRegistry<LrScheduleFactory>& lr_schedules() { return lr_schedules_; }
+  ComponentRegistry<GradientCompressorFactory, CompressionRules>& gradient_compressors() {
+    return gradient_compressors_;
+  }
   const ComponentRegistry<DatasetFactory>& datasets() const { return datasets_; }
   const ComponentRegistry<ModelFactory, ModelMeta>& models() const { return models_; }
   const ComponentRegistry<OptimizerFactory>& optimizers() const { return optimizers_; }
@@ -179,6 +200,9 @@ class ORCHESTRATE_API Registry {
     return optimizer_wrappers_;
   }
   const ComponentRegistry<LrScheduleFactory>& lr_schedules() const { return lr_schedules_; }
+  const ComponentRegistry<GradientCompressorFactory, CompressionRules>& gradient_compressors() const {
+    return gradient_compressors_;
+  }
 
   // Kind-independent views, for listing, describing and recipe validation.
   std::vector<const ComponentInfo*> components(ComponentKind kind) const;
@@ -201,6 +225,7 @@ class ORCHESTRATE_API Registry {
   ComponentRegistry<OptimizerFactory> optimizers_;
   ComponentRegistry<OptimizerWrapperFactory, WrapperRules> optimizer_wrappers_;
   ComponentRegistry<LrScheduleFactory> lr_schedules_;
+  ComponentRegistry<GradientCompressorFactory, CompressionRules> gradient_compressors_;
 };
 
 }  // namespace orchestrate
