@@ -11,12 +11,17 @@
 namespace orchestrate {
 namespace {
 
-// The shortest text that reads back as the same double ("0.1", not toml++'s
-// "0.10000000000000001"), so recipes compare as their authors wrote them.
+// The shortest text that reads back as the same double, as people write it:
+// "0.1", not toml++'s "0.10000000000000001"; "0.0005", not "5e-04"; a
+// number too long without an exponent ("1e-20") keeps it.
 std::string shortest_text(double value) {
-  std::array<char, 32> buffer{};
-  const auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
-  return error == std::errc() ? std::string(buffer.data(), end) : std::to_string(value);
+  constexpr std::size_t kLongestPlain = 12;
+  std::array<char, 400> buffer{};  // room for any double in fixed notation
+  const auto [end, error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value, std::chars_format::fixed);
+  if (error == std::errc() && static_cast<std::size_t>(end - buffer.data()) <= kLongestPlain)
+    return std::string(buffer.data(), end);
+  const auto [short_end, short_error] = std::to_chars(buffer.data(), buffer.data() + buffer.size(), value);
+  return short_error == std::errc() ? std::string(buffer.data(), short_end) : std::to_string(value);
 }
 
 // A value as TOML writes it: the text a user reads in the recipe.

@@ -71,13 +71,15 @@ TEST(RunComparisonTest, JsonKeepsRecipeTypesAndRepeatedNamesGetTheirIds) {
 
 TEST(RecipeFlatteningTest, DottedKeysWithTypes) {
   const auto cells = flatten_recipe(
-      "[run]\nname = \"42\"\nepochs = 3\n[optimizer]\nlr = 0.1\n[[optimizer.wrappers]]\nplugin = \"lars\"\n"
+      "[run]\nname = \"42\"\nepochs = 3\n[optimizer]\nlr = 0.1\neps = 1e-20\nmomentum = 0.0005\n[[optimizer.wrappers]]\nplugin = \"lars\"\n"
       "[schedule]\nboundaries = [5, 8]\nwarmup = true\n");
   EXPECT_EQ(cells.at("run.name").text, "42");
   EXPECT_EQ(cells.at("run.name").type, CellType::text);
   EXPECT_EQ(cells.at("run.epochs").text, "3");
   EXPECT_EQ(cells.at("run.epochs").type, CellType::number);
   EXPECT_EQ(cells.at("optimizer.lr").text, "0.1");
+  EXPECT_EQ(cells.at("optimizer.momentum").text, "0.0005");
+  EXPECT_EQ(cells.at("optimizer.eps").text, "1e-20");
   EXPECT_EQ(cells.at("optimizer.wrappers.0.plugin").text, "lars");
   EXPECT_EQ(cells.at("schedule.boundaries").text, "[ 5, 8 ]");
   EXPECT_EQ(cells.at("schedule.warmup").text, "true");

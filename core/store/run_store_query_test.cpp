@@ -21,6 +21,7 @@
 
 namespace orchestrate {
 using testing::error_message_of;
+using testing::file_bytes;
 using testing::sample_run;
 using testing::ScratchDir;
 namespace {
@@ -29,13 +30,6 @@ std::vector<std::string> names_of(const std::vector<RunSummary>& runs) {
   std::vector<std::string> names;
   for (const RunSummary& run : runs) names.push_back(run.name);
   return names;
-}
-
-std::string bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 // Three finished runs and one still running in `path`: a learning-rate sweep
@@ -161,7 +155,7 @@ TEST(RunStoreQueryTest, ReadOnlyRefusesAnOlderSchemaSayingHowToUpgradeAndChanges
   ScratchDir dir;
   const std::string path = dir.file("v4.db");
   make_version_4_store(path);
-  const std::string before = bytes_of(path);
+  const std::string before = file_bytes(path);
 
   const std::string message = error_message_of([&] { RunStore store(path, StoreAccess::read_only); });
   EXPECT_NE(message.find(path + " has run-store schema version 4, older than this orchestrate's"), std::string::npos)
@@ -170,7 +164,7 @@ TEST(RunStoreQueryTest, ReadOnlyRefusesAnOlderSchemaSayingHowToUpgradeAndChanges
                          path + "` once"),
             std::string::npos)
       << message;
-  EXPECT_EQ(bytes_of(path), before) << "a query must not migrate the store";
+  EXPECT_EQ(file_bytes(path), before) << "a query must not migrate the store";
   EXPECT_EQ(SQLite::Database(path).execAndGet("PRAGMA user_version").getInt(), 4);
 
   // A writer upgrades it; then queries read it, the old run included.
@@ -214,7 +208,7 @@ TEST(RunStoreQueryTest, ReadsAStoreInADirectoryItsUserCannotWrite) {
   const std::string path = dir.file("runs.db");
   record_sweep(path);  // the writer has closed it: no -wal or -shm file is left
   ASSERT_FALSE(std::filesystem::exists(path + "-wal"));
-  const std::string before = bytes_of(path);
+  const std::string before = file_bytes(path);
 
   const int exit_code = read_as_a_user_who_cannot_write(dir, [&] {
     try {
@@ -227,7 +221,7 @@ TEST(RunStoreQueryTest, ReadsAStoreInADirectoryItsUserCannotWrite) {
     }
   });
   EXPECT_EQ(exit_code, 0) << "1: wrong runs read, 2: the store did not open (see the message above)";
-  EXPECT_EQ(bytes_of(path), before);
+  EXPECT_EQ(file_bytes(path), before);
   std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_all);  // so ScratchDir can remove it
 }
 
