@@ -1,6 +1,7 @@
 // RunStore's insides, shared by run_store.cpp (opening, run lifecycle,
-// reading runs), run_store_writes.cpp (buffered writes, flushing, busy
-// databases) and run_store_artifacts.cpp (checkpoints, tensors, events).
+// reading runs), run_store_queries.cpp (filtered runs, one run's details),
+// run_store_writes.cpp (buffered writes, flushing, busy databases) and
+// run_store_artifacts.cpp (checkpoints, tensors, events).
 // Private to core/store.
 #pragma once
 

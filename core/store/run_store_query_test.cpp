@@ -140,32 +140,36 @@ TEST(RunStoreQueryTest, DetailsHoldTheRecordCommandLineAndMetricExtremes) {
   EXPECT_DOUBLE_EQ(details.metric_extremes.at("eval/top1").max, 0.85);
 }
 
-// A store of schema version 4: the last before run tags and command lines.
-void make_version_4_store(const std::string& path) {
+// A store one migration behind this build's schema, with one finished run.
+int make_older_store(const std::string& path) {
+  const int older = latest_schema_version() - 1;
   const auto migrations = parse_schema_migrations(kRunStoreSql);
   SQLite::Database old(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-  for (int version = 1; version <= 4; ++version) old.exec(migrations.at(version - 1).sql);
-  old.exec("PRAGMA user_version = 4");
+  for (int version = 1; version <= older; ++version) old.exec(migrations.at(version - 1).sql);
+  old.exec("PRAGMA user_version = " + std::to_string(older));
   old.exec("PRAGMA application_id = " + std::to_string(kRunStoreApplicationId));
   old.exec("INSERT INTO runs (id, name, status, started_at, ended_at) VALUES"
            " (1, 'old', 'finished', '2024-05-01T10:00:00.000Z', '2024-05-01T11:00:00.000Z')");
+  return older;
 }
 
 TEST(RunStoreQueryTest, ReadOnlyRefusesAnOlderSchemaSayingHowToUpgradeAndChangesNothing) {
   ScratchDir dir;
-  const std::string path = dir.file("v4.db");
-  make_version_4_store(path);
+  const std::string path = dir.file("older.db");
+  const int older = make_older_store(path);
   const std::string before = file_bytes(path);
 
   const std::string message = error_message_of([&] { RunStore store(path, StoreAccess::read_only); });
-  EXPECT_NE(message.find(path + " has run-store schema version 4, older than this orchestrate's"), std::string::npos)
+  EXPECT_NE(message.find(path + " has run-store schema version " + std::to_string(older) +
+                         ", older than this orchestrate's " + std::to_string(latest_schema_version())),
+            std::string::npos)
       << message;
   EXPECT_NE(message.find("queries never change the file, so upgrade it by running any `orchestrate run ... --db " +
                          path + "` once"),
             std::string::npos)
       << message;
   EXPECT_EQ(file_bytes(path), before) << "a query must not migrate the store";
-  EXPECT_EQ(SQLite::Database(path).execAndGet("PRAGMA user_version").getInt(), 4);
+  EXPECT_EQ(SQLite::Database(path).execAndGet("PRAGMA user_version").getInt(), older);
 
   // A writer upgrades it; then queries read it, the old run included.
   { RunStore writer(path); }
