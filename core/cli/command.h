@@ -20,6 +20,8 @@ int plugins_command(const std::vector<std::string>& arguments);
 int describe_command(const std::vector<std::string>& arguments);
 int runs_command(const std::vector<std::string>& arguments);
 int report_command(const std::vector<std::string>& arguments);
+int show_command(const std::vector<std::string>& arguments);
+int compare_command(const std::vector<std::string>& arguments);
 int checkpoints_command(const std::vector<std::string>& arguments);
 int weights_command(const std::vector<std::string>& arguments);
 int export_command(const std::vector<std::string>& arguments);

@@ -66,12 +66,18 @@ std::string db_path(const po::variables_map& values, const std::string& recipe_d
 
 namespace orchestrate::cli {
 
-RunStore open_existing_store(const po::variables_map& values) {
+RunStore open_existing_store(const po::variables_map& values, StoreAccess access) {
   const std::string path = db_path(values);
   if (!std::filesystem::exists(path))
     throw UsageError(path + ": no run store here; give --db FILE or set $ORCHESTRATE_DB (runs are recorded by "
                             "orchestrate run)");
-  return RunStore(path);
+  return RunStore(path, access);
+}
+
+RunSummary find_run_or_throw(const RunStore& store, const std::string& id) {
+  auto run = store.find_run(id);
+  if (!run) throw UsageError("no run '" + id + "' in " + store.path() + "; `orchestrate runs` lists the runs");
+  return *run;
 }
 
 }  // namespace orchestrate::cli

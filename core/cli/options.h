@@ -39,7 +39,13 @@ void load_all_plugins(Registry& registry, const po::variables_map& values);
 std::string db_path(const po::variables_map& values, const std::string& recipe_db = "");
 
 // The run store of --db for a query: never created (a missing file is almost
-// always a wrong path), a UsageError instead.
-RunStore open_existing_store(const po::variables_map& values);
+// always a wrong path: a UsageError). Read-only unless a command must add to
+// what an existing run recorded (an export event): then migrated as any writer does.
+RunStore open_existing_store(const po::variables_map& values, StoreAccess access = StoreAccess::read_only);
+
+// The run `id` (an id or a name) in `store`; a UsageError pointing at
+// `orchestrate runs` when there is none.
+RunSummary find_run_or_throw(const RunStore& store, const std::string& id);
+
 
 }  // namespace orchestrate::cli

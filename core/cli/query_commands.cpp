@@ -7,19 +7,45 @@
 #include "orchestrate/error.h"
 #include "reports.h"
 #include "run_store.h"
+#include "tag_argument.h"
 
 namespace orchestrate::cli {
 
 int runs_command(const std::vector<std::string>& arguments) {
   po::options_description options("runs options");
   add_db_option(options);
-  options.add_options()("limit,n", po::value<std::size_t>()->default_value(20), "newest N runs; 0 for all")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+  options.add_options()("limit,n", po::value<std::size_t>()->default_value(20), "the first N runs listed; 0 for all")(
+      "name", po::value<std::string>()->default_value(""), "runs whose name matches this glob (*, ?, [...])")(
+      "status", po::value<std::string>()->default_value(""), "running, finished, failed, interrupted or lost")(
+      "recipe", po::value<std::string>()->default_value(""),
+      "runs of this recipe file: its path as given to orchestrate run, or the end of it (a glob)")(
+      "since", po::value<std::string>()->default_value(""),
+      "runs started since a UTC date or time (2026-11-22, 2026-11-22T14:30) or an age (30m, 12h, 7d)")(
+      "tag", po::value<std::vector<std::string>>()->composing(),
+      "runs tagged key=value (orchestrate run --tag); repeatable: all must match")(
+      "sort", po::value<std::string>()->default_value(""),
+      "id (newest first, the default), started, duration, name, status, or a final metric such as eval/top1 "
+      "(highest first)")(
+      "reverse", po::bool_switch(), "turn the order round (e.g. lowest train/loss first)")(
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   po::variables_map values;
   if (!parse_options("runs", "[options]", options, {}, arguments, values)) return 0;
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
+  RunFilter filter;
+  filter.limit = values["limit"].as<std::size_t>();
+  filter.name_glob = values["name"].as<std::string>();
+  filter.status = values["status"].as<std::string>();
+  filter.recipe = values["recipe"].as<std::string>();
+  filter.since = values["since"].as<std::string>();
+  if (values.count("tag")) filter.tags = parse_tags(values["tag"].as<std::vector<std::string>>());
+  filter.sort_by = values["sort"].as<std::string>();
+  filter.reverse = values["reverse"].as<bool>();
+
   const RunStore store = open_existing_store(values);
-  std::cout << render(runs_table(store.list_runs(values["limit"].as<std::size_t>())), format);
+  const auto runs = store.find_runs(filter);
+  std::vector<std::string> sort_metric;
+  if (!runs.empty() && runs.front().final_metrics.count(filter.sort_by)) sort_metric.push_back(filter.sort_by);
+  std::cout << render(runs_table(runs, sort_metric), format);
   return 0;
 }
 
@@ -27,7 +53,7 @@ int report_command(const std::vector<std::string>& arguments) {
   po::options_description options("report options");
   options.add_options()("report", po::value<std::string>()->required(), "which report: throughput")(
       "runs", po::value<std::vector<std::string>>()->multitoken(), "run ids or names; default: the newest run")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("report", 1).add("runs", -1);
@@ -40,11 +66,7 @@ int report_command(const std::vector<std::string>& arguments) {
   const RunStore store = open_existing_store(values);
   std::vector<RunSummary> runs;
   if (values.count("runs")) {
-    for (const auto& id : values["runs"].as<std::vector<std::string>>()) {
-      auto run = store.find_run(id);
-      if (!run) throw UsageError("report: no run '" + id + "' in " + store.path() + " (see orchestrate runs)");
-      runs.push_back(*run);
-    }
+    for (const auto& id : values["runs"].as<std::vector<std::string>>()) runs.push_back(find_run_or_throw(store, id));
   } else {
     runs = store.list_runs(1);
     if (runs.empty()) throw UsageError("report: " + store.path() + " holds no runs yet");

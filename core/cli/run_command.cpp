@@ -20,6 +20,7 @@
 #include "resume.h"
 #include "run_store.h"
 #include "settings.h"
+#include "tag_argument.h"
 #include "trainer.h"
 
 namespace orchestrate::cli {
@@ -40,6 +41,24 @@ void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunS
   std::cout << "\nrecorded in " << store.path() << " (orchestrate runs --db " << store.path() << ")\n\n";
   if (auto summary = store.find_run(std::to_string(outcome.run_id)))
     std::cout << render(throughput_table({throughput_of(store, *summary)}), TableFormat::table);
+}
+
+// `orchestrate run ARGUMENTS` as a shell would take it back: an argument
+// with anything but safe characters in single quotes.
+std::string command_line_of(const std::vector<std::string>& arguments) {
+  std::string line = "orchestrate run";
+  for (const std::string& argument : arguments) {
+    const bool safe = !argument.empty() && argument.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                                      "0123456789_./=:,+@%-") == std::string::npos;
+    if (safe) {
+      line += " " + argument;
+      continue;
+    }
+    line += " '";
+    for (char ch : argument) line += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    line += "'";
+  }
+  return line;
 }
 
 // The store a rank other than 0 records into: its own scratch file, removed
@@ -88,6 +107,8 @@ int run_command(const std::vector<std::string>& arguments) {
       "resume", po::value<std::string>()->implicit_value(""),
       "continue a run from a checkpoint: --resume (the newest checkpoint of this recipe's newest run), "
       "--resume RUN, or --resume CHECKPOINT_DIR")(
+      "tag", po::value<std::vector<std::string>>()->composing(),
+      "label the run key=value, for orchestrate runs --tag (repeatable)")(
       "nproc", po::value<int>()->default_value(1),
       "data-parallel: run this command as N worker processes on this machine, their output prefixed [rank N]");
   add_plugin_path_option(options);
@@ -98,6 +119,8 @@ int run_command(const std::vector<std::string>& arguments) {
   if (!parse_options("run", "RECIPE [options]", options, positional, arguments, values)) return 0;
   const int nproc = values["nproc"].as<int>();
   check_nproc(nproc);
+  RunInvocation invocation{command_line_of(arguments), {}};
+  if (values.count("tag")) invocation.tags = parse_tags(values["tag"].as<std::vector<std::string>>());
 
   const auto overrides =
       parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
@@ -116,6 +139,7 @@ int run_command(const std::vector<std::string>& arguments) {
   const std::unique_ptr<Collective> collective = join_job(recipe);
   const bool leader = !collective || collective->rank() == 0;
   RunStore store(db_path(values, recipe.table("log").core.string("db")));
+  store.set_invocation(std::move(invocation));
   std::optional<ScratchStore> scratch;
   if (!leader) scratch.emplace(collective->rank());
   TrainOptions train_options;

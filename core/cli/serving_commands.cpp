@@ -35,7 +35,7 @@ std::string read_text(const fs::path& path) {
 // The training run's record gains an "export" event, when its store is at hand.
 void record_export_event(const po::variables_map& values, const std::string& run_id, const ExportedVersion& exported) {
   try {
-    RunStore store = open_existing_store(values);
+    RunStore store = open_existing_store(values, StoreAccess::read_write);
     if (const auto run = store.find_run(run_id))
       store.record_event(run->id, "export",
                          "serving model version " + std::to_string(exported.version) + " in " + exported.version_dir);

@@ -61,10 +61,11 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   const std::size_t first = timings.size() >= kMinStepsToDropWarmUp ? 1 : 0;
   if (timings.size() <= first) return row;
 
-  std::vector<double> step_seconds;
+  std::vector<double> step_seconds, step_images_per_s;
   double total_s = 0, data_wait_s = 0, sync_s = 0, images = 0, bytes = 0;
   for (std::size_t i = first; i < timings.size(); ++i) {
     step_seconds.push_back(timings[i].total_s);
+    if (timings[i].total_s > 0) step_images_per_s.push_back(static_cast<double>(timings[i].images) / timings[i].total_s);
     total_s += timings[i].total_s;
     data_wait_s += timings[i].data_wait_s;
     sync_s += timings[i].sync_s;
@@ -72,6 +73,8 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
     images += static_cast<double>(timings[i].images);
   }
   std::sort(step_seconds.begin(), step_seconds.end());
+  std::sort(step_images_per_s.begin(), step_images_per_s.end());
+  if (!step_images_per_s.empty()) row.median_images_per_s = median_of_sorted(step_images_per_s);
 
   row.steps = static_cast<std::int64_t>(step_seconds.size());
   row.median_step_s = median_of_sorted(step_seconds);
@@ -85,7 +88,14 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   return row;
 }
 
-Table runs_table(const std::vector<RunSummary>& runs) {
+// "lr=0.1, team=vision": a run's tags in one cell, keys in order.
+std::string tags_cell(const std::map<std::string, std::string>& tags) {
+  std::string text;
+  for (const auto& [key, value] : tags) text += (text.empty() ? "" : ", ") + key + "=" + value;
+  return text;
+}
+
+Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::string>& also_metrics) {
   // Where every run trained, a kind column would only repeat "train".
   const bool any_derived = std::any_of(runs.begin(), runs.end(), is_derived);
   Table table{{"id", "name"}, {}};
@@ -97,8 +107,13 @@ Table runs_table(const std::vector<RunSummary>& runs) {
     return run.status == to_string(RunStatus::lost);
   });
   if (any_lost) table.headers.push_back("last_seen");
+  const bool any_tags = std::any_of(runs.begin(), runs.end(), [](const RunSummary& run) { return !run.tags.empty(); });
+  if (any_tags) table.headers.push_back("tags");
   std::vector<std::string> metrics;
-  for (const std::string& metric : kRunsTableMetrics) {
+  std::vector<std::string> candidates = kRunsTableMetrics;
+  for (const std::string& metric : also_metrics)
+    if (std::find(candidates.begin(), candidates.end(), metric) == candidates.end()) candidates.push_back(metric);
+  for (const std::string& metric : candidates) {
     const bool any = std::any_of(runs.begin(), runs.end(),
                                  [&](const RunSummary& run) { return run.final_metrics.count(metric) > 0; });
     if (any) metrics.push_back(metric);
@@ -106,13 +121,15 @@ Table runs_table(const std::vector<RunSummary>& runs) {
   table.headers.insert(table.headers.end(), metrics.begin(), metrics.end());
 
   for (const RunSummary& run : runs) {
-    std::vector<std::string> row = {std::to_string(run.id), run.name};
-    if (any_derived) row.push_back(kind_cell(run));
-    row.insert(row.end(), {run.status, readable_time(run.started_at), fixed(run.duration_s, 1)});
-    if (any_lost) row.push_back(run.status == to_string(RunStatus::lost) ? readable_time(run.last_seen_at) : "");
+    std::vector<Cell> row = {integer_cell(run.id), text_cell(run.name)};
+    if (any_derived) row.push_back(text_cell(kind_cell(run)));
+    row.insert(row.end(),
+               {text_cell(run.status), text_cell(readable_time(run.started_at)), number_cell(run.duration_s, 1)});
+    if (any_lost) row.push_back(run.status == to_string(RunStatus::lost) ? text_cell(readable_time(run.last_seen_at)) : Cell());
+    if (any_tags) row.push_back(text_cell(tags_cell(run.tags)));
     for (const std::string& metric : metrics) {
       const auto found = run.final_metrics.find(metric);
-      row.push_back(found == run.final_metrics.end() ? "" : fixed(found->second, 4));
+      row.push_back(found == run.final_metrics.end() ? Cell() : number_cell(found->second, 4));
     }
     table.rows.push_back(std::move(row));
   }
@@ -128,14 +145,15 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
   if (communicated) table.headers.insert(table.headers.end(), {"sync_share", "sent_MB_per_step"});
   for (const ThroughputRow& row : rows) {
     // Step times to 0.01 ms: fast CPU and GPU steps take a few milliseconds.
-    table.rows.push_back({std::to_string(row.run_id), row.name, row.device, std::to_string(row.steps),
-                          fixed(row.median_step_s, 5), fixed(row.p95_step_s, 5), fixed(row.images_per_s, 1),
-                          fixed(row.data_wait_share, 3), fixed(row.wall_s, 2), fixed(row.setup_s, 2),
-                          fixed(row.train_s, 2), fixed(row.eval_s, 2), fixed(row.accounted_share(), 3)});
+    table.rows.push_back({integer_cell(row.run_id), text_cell(row.name), text_cell(row.device),
+                          integer_cell(row.steps), number_cell(row.median_step_s, 5), number_cell(row.p95_step_s, 5),
+                          number_cell(row.images_per_s, 1), number_cell(row.data_wait_share, 3),
+                          number_cell(row.wall_s, 2), number_cell(row.setup_s, 2), number_cell(row.train_s, 2),
+                          number_cell(row.eval_s, 2), number_cell(row.accounted_share(), 3)});
     // Sent bytes to 1e-6 MB: a compressed update of a small model is a few kB.
     if (communicated)
       table.rows.back().insert(table.rows.back().end(),
-                               {fixed(row.sync_share, 3), fixed(row.bytes_per_step / 1048576.0, 6)});
+                               {number_cell(row.sync_share, 3), number_cell(row.bytes_per_step / 1048576.0, 6)});
   }
   return table;
 }

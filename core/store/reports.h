@@ -18,6 +18,7 @@ struct ThroughputRow {
   double median_step_s = 0;      // of total_s
   double p95_step_s = 0;         // nearest-rank 95th percentile of total_s
   double images_per_s = 0;       // total images / total step time
+  double median_images_per_s = 0;  // the median step's images / its time: unmoved by a few slow steps
   double data_wait_share = 0;    // sum data_wait_s / sum total_s: how starved the model was
   double sync_share = 0;         // sum sync_s / sum total_s: gradient communication (compression included)
   double bytes_per_step = 0;     // mean gradient bytes rank 0 sent per update; 0: not recorded (alone)
@@ -37,9 +38,11 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
 
 // id, name, kind (only when some run did not just train: "train",
 // "eval of 3"), status, started, duration_s, last_seen (only when a run is
-// lost: when it was last heard from), then eval/top1, eval/top5 and
-// train/loss (final values) for those that at least one run has.
-Table runs_table(const std::vector<RunSummary>& runs);
+// lost: when it was last heard from), tags (only when a run has some), then
+// eval/top1, eval/top5, train/loss and `also_metrics` (final values) for
+// those that at least one run has. Names and words are JSON strings however
+// they read ("42"), numbers numbers, a missing value null.
+Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::string>& also_metrics = {});
 
 // id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share,
 // wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three);

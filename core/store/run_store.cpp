@@ -13,6 +13,7 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include "orchestrate/error.h"
+#include "read_only_database.h"
 #include "run_liveness.h"
 #include "run_store_impl.h"
 #include "run_store_schema.h"
@@ -21,7 +22,8 @@
 namespace orchestrate {
 namespace {
 
-SQLite::Database open_database(const std::string& path) {
+SQLite::Database open_database(const std::string& path, StoreAccess access) {
+  if (access == StoreAccess::read_only) return open_database_for_reading(path);
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE,
@@ -30,18 +32,7 @@ SQLite::Database open_database(const std::string& path) {
   return db;
 }
 
-// A run that never beat (written before migration 2) was last seen when it started.
-#define ORCHESTRATE_SQL_LAST_SEEN "coalesce(heartbeat_at, started_at)"
-
-constexpr const char* kSummaryColumns =
-    "SELECT id, name, status, device, started_at, coalesce(ended_at, ''),"
-    " round((julianday(coalesce(ended_at, 'now')) - julianday(started_at)) * 86400.0, 3), error,"
-    " pid, host, " ORCHESTRATE_SQL_LAST_SEEN ","
-    " (julianday('now') - julianday(" ORCHESTRATE_SQL_LAST_SEEN ")) * 86400.0,"
-    " round((julianday(" ORCHESTRATE_SQL_LAST_SEEN ") - julianday(started_at)) * 86400.0, 3),"
-    " resumed_count, recipe_path, kind, coalesce(source_run_id, 0) FROM runs ";
-
-std::string summary_query(const std::string& rest) { return kSummaryColumns + rest; }
+std::string summary_query(const std::string& rest) { return std::string(kSummaryColumns) + " FROM runs " + rest; }
 
 bool parse_run_id(const std::string& text, std::int64_t& id) {
   const char* end = text.data() + text.size();
@@ -72,17 +63,18 @@ const char* to_string(RunKind kind) {
   return "unknown";
 }
 
-RunStore::Impl::Impl(const std::string& file_path)
+RunStore::Impl::Impl(const std::string& file_path, StoreAccess access)
     : path(file_path),
       host(this_host_name()),
-      db(open_database(file_path)),
+      db(open_database(file_path, access)),
       insert_run(db,
                  "INSERT INTO runs (name, status, recipe_path, resolved_recipe, orchestrate_version, torch_version,"
-                 " host, device, world_size, git_revision, started_at, pid, heartbeat_at, kind, source_run_id)"
-                 " VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, " ORCHESTRATE_SQL_NOW ", ?, " ORCHESTRATE_SQL_NOW
-                 ", ?, ?)"),
+                 " host, device, world_size, git_revision, started_at, pid, heartbeat_at, kind, source_run_id,"
+                 " command_line) VALUES (?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, " ORCHESTRATE_SQL_NOW ", ?, "
+                 ORCHESTRATE_SQL_NOW ", ?, ?, ?)"),
       insert_plugin(db, "INSERT INTO run_plugins (run_id, name, version, library_path, sha256) VALUES (?, ?, ?, ?, ?)"),
       insert_param(db, "INSERT INTO run_params (run_id, key, value) VALUES (?, ?, ?)"),
+      insert_tag(db, "INSERT INTO run_tags (run_id, key, value) VALUES (?, ?, ?)"),
       insert_step(db,
                   "INSERT INTO step_timings (run_id, step, epoch, images, data_wait_s, compute_s, sync_s,"
                   " optimizer_s, total_s, loss, learning_rate, rank, bytes_sent)"
@@ -103,10 +95,17 @@ RunStore::Impl::Impl(const std::string& file_path)
       select_runs(db, summary_query("ORDER BY id DESC LIMIT ?")),
       select_run_by_id(db, summary_query("WHERE id = ?")),
       select_newest_run_named(db, summary_query("WHERE name = ? ORDER BY id DESC LIMIT 1")),
+      // The runs' ids come bound as one JSON array, so one statement serves any
+      // number of runs. Each (run, metric) pair's last value is one probe of
+      // the index metrics_by_run (run_id, name, step, then id): 15 times
+      // faster than ranking every row with a window function (1,000 runs,
+      // 300,000 values: 50 ms against 730 ms).
       select_final_metrics(db,
-                           "SELECT name, value FROM (SELECT name, value, row_number() OVER"
-                           " (PARTITION BY name ORDER BY step DESC, id DESC) AS recency"
-                           " FROM metrics WHERE run_id = ?) WHERE recency = 1"),
+                           "SELECT pair.run_id, pair.name, (SELECT value FROM metrics WHERE run_id = pair.run_id"
+                           " AND name = pair.name ORDER BY step DESC, id DESC LIMIT 1)"
+                           " FROM (SELECT DISTINCT run_id, name FROM metrics"
+                           " WHERE run_id IN (SELECT value FROM json_each(?))) AS pair"),
+      select_tags(db, "SELECT run_id, key, value FROM run_tags WHERE run_id IN (SELECT value FROM json_each(?))"),
       select_steps(db,
                    "SELECT step, epoch, images, data_wait_s, compute_s, sync_s, optimizer_s, total_s, loss,"
                    " learning_rate, rank, bytes_sent FROM step_timings WHERE run_id = ? AND rank = ?"
@@ -190,11 +189,30 @@ RunSummary RunStore::Impl::read_summary(SQLite::Statement& row) {
   return summary;
 }
 
-void RunStore::Impl::add_final_metrics(RunSummary& summary) {
-  ResetOnExit reset(select_final_metrics);
-  select_final_metrics.bind(1, summary.id);
-  while (select_final_metrics.executeStep()) {
-    summary.final_metrics[select_final_metrics.getColumn(0).getString()] = real_column(select_final_metrics, 1);
+// One statement each for all the runs' final metrics and tags, not one per run.
+void RunStore::Impl::add_metrics_and_tags(std::vector<RunSummary>& summaries) {
+  if (summaries.empty()) return;
+  std::map<std::int64_t, RunSummary*> by_id;
+  std::string ids = "[";
+  for (RunSummary& summary : summaries) {
+    by_id[summary.id] = &summary;
+    if (ids.size() > 1) ids += ',';
+    ids += std::to_string(summary.id);
+  }
+  ids += ']';
+  {
+    ResetOnExit reset(select_final_metrics);
+    select_final_metrics.bind(1, ids);
+    while (select_final_metrics.executeStep()) {
+      RunSummary& run = *by_id.at(select_final_metrics.getColumn(0).getInt64());
+      run.final_metrics[select_final_metrics.getColumn(1).getString()] = real_column(select_final_metrics, 2);
+    }
+  }
+  ResetOnExit reset(select_tags);
+  select_tags.bind(1, ids);
+  while (select_tags.executeStep()) {
+    RunSummary& run = *by_id.at(select_tags.getColumn(0).getInt64());
+    run.tags[select_tags.getColumn(1).getString()] = select_tags.getColumn(2).getString();
   }
 }
 
@@ -205,7 +223,7 @@ std::vector<RunSummary> RunStore::Impl::read_summaries(SQLite::Statement& query)
     ResetOnExit reset(query);
     while (query.executeStep()) summaries.push_back(read_summary(query));
   }
-  for (RunSummary& summary : summaries) add_final_metrics(summary);
+  add_metrics_and_tags(summaries);
   return summaries;
 }
 
@@ -215,9 +233,9 @@ std::string RunStore::default_path() {
   return "orchestrate.db";
 }
 
-RunStore::RunStore(const std::string& path) {
+RunStore::RunStore(const std::string& path, StoreAccess access) {
   try {
-    impl_ = std::make_unique<Impl>(path);
+    impl_ = std::make_unique<Impl>(path, access);
   } catch (const SQLite::Exception& error) {
     throw_store_error(path, "opening", error);
   } catch (const std::filesystem::filesystem_error& error) {
@@ -254,6 +272,7 @@ std::int64_t RunStore::begin_run(const RunRecord& run) {
       } else {
         s.insert_run.bind(12);  // NULL: derived from no run
       }
+      s.insert_run.bind(13, s.invocation.command_line);
       s.insert_run.exec();
     }
     const std::int64_t id = s.db.getLastInsertRowid();
@@ -273,11 +292,24 @@ std::int64_t RunStore::begin_run(const RunRecord& run) {
       s.insert_param.bind(3, value);
       s.insert_param.exec();
     }
+    for (const auto& [key, value] : s.invocation.tags) {
+      ResetOnExit reset(s.insert_tag);
+      s.insert_tag.bind(1, id);
+      s.insert_tag.bind(2, key);
+      s.insert_tag.bind(3, value);
+      s.insert_tag.exec();
+    }
     transaction.commit();
     return id;
   });
   s.start_beating(run_id);
   return run_id;
+}
+
+void RunStore::set_invocation(RunInvocation invocation) {
+  Impl& s = *impl_;
+  std::lock_guard lock(s.db_mutex);
+  s.invocation = std::move(invocation);
 }
 
 namespace {

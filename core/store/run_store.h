@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "run_filter.h"
+
 namespace orchestrate {
 
 // `lost` is never stored: reads report it for a run stored as running whose
@@ -85,6 +87,31 @@ struct RunSummary {
   std::string recipe_path;         // the recipe file as given to `orchestrate run`
   std::string kind = "train";      // to_string() of a RunKind
   std::int64_t source_run_id = 0;  // the run this one derives from; 0: none
+  std::map<std::string, std::string> tags;  // the user's labels (orchestrate run --tag key=value)
+};
+
+// How `orchestrate run` was invoked and the user's labels for its runs: what
+// the command knows and the trainer, which builds the RunRecord, does not.
+struct RunInvocation {
+  std::string command_line;  // shell-quoted, e.g. "orchestrate run r.toml --set 'optimizer.lr=0.1'"
+  std::vector<std::pair<std::string, std::string>> tags;
+};
+
+// Everything recorded about one run, for `orchestrate show` and `compare`.
+struct RunDetails {
+  RunSummary summary;
+  RunRecord record;  // as begun: recipe, versions, host, device, plugins, params
+  std::string command_line;  // "" for a run recorded before command lines were
+  struct Extremes {
+    double min = 0, max = 0;  // over every value recorded; NaN values are left out (both NaN if all were)
+  };
+  std::map<std::string, Extremes> metric_extremes;  // by metric name
+};
+
+// How a RunStore opens its file.
+enum class StoreAccess {
+  read_write,  // creates the file and its directories, migrates the schema, records runs
+  read_only,   // queries: never creates, migrates or writes; works on a file the user cannot write
 };
 
 // A checkpoint file written for a run.
@@ -114,10 +141,13 @@ class RunStore {
   // $ORCHESTRATE_DB if set and not empty, else "orchestrate.db" in the current directory.
   static std::string default_path();
 
-  // Opens or creates the file (and its parent directories) and brings its
-  // schema up to date. Refuses, with an Error naming the path, a file that is
-  // not an orchestrate run store or one written by a newer orchestrate.
-  explicit RunStore(const std::string& path);
+  // read_write: opens or creates the file (and its parent directories) and
+  // brings its schema up to date. Refuses, with an Error naming the path, a
+  // file that is not an orchestrate run store or one written by a newer
+  // orchestrate. read_only: opens an existing store of this build's schema
+  // without writing anything (an older schema is an Error saying how to
+  // upgrade it; see check_run_store_schema_for_reading); every write throws.
+  explicit RunStore(const std::string& path, StoreAccess access = StoreAccess::read_write);
   ~RunStore();  // stops the background thread, writes buffered rows; never throws (a failure goes to stderr)
   RunStore(RunStore&&) noexcept;
   RunStore& operator=(RunStore&&) noexcept;
@@ -141,6 +171,9 @@ class RunStore {
   // process) with its plugins and params, in one transaction; returns its id.
   // Starts the background flush and heartbeat.
   std::int64_t begin_run(const RunRecord& run);
+  // Recorded with every run begin_run starts from now on. Tag keys must be
+  // unique (a repeated one fails begin_run's constraint).
+  void set_invocation(RunInvocation invocation);
 
   // Takes up an ended or lost run again from its checkpoint at `from_step`,
   // in one transaction: status running, ended_at and error cleared, pid, host
@@ -183,6 +216,11 @@ class RunStore {
   void finish_run(std::int64_t run_id, RunStatus status, const std::string& error = "");
 
   std::vector<RunSummary> list_runs(std::size_t limit = 0) const;  // newest first; 0 = all
+  // The runs `filter` selects, in its order (run_filter.h). Three statements
+  // in all, whatever the number of runs: the runs, their final metrics, their
+  // tags. Throws UsageError for a bad filter.
+  std::vector<RunSummary> find_runs(const RunFilter& filter) const;
+  RunDetails run_details(const RunSummary& run) const;
   // A numeric argument is a run id (falling back to a run of that name if no
   // run has that id); otherwise the newest run with that name.
   std::optional<RunSummary> find_run(const std::string& id_or_name) const;

@@ -1,6 +1,7 @@
 // RunStore's insides, shared by run_store.cpp (opening, run lifecycle,
-// reading runs), run_store_writes.cpp (buffered writes, flushing, busy
-// databases) and run_store_artifacts.cpp (checkpoints, tensors, events).
+// reading runs), run_store_queries.cpp (filtered runs, one run's details),
+// run_store_writes.cpp (buffered writes, flushing, busy databases) and
+// run_store_artifacts.cpp (checkpoints, tensors, events).
 // Private to core/store.
 #pragma once
 
@@ -37,6 +38,19 @@ inline constexpr std::chrono::milliseconds kDefaultBusyTimeout{5000};
 // (each try also waits the busy timeout) before giving up.
 inline constexpr std::chrono::seconds kFinishRetryLimit{30};
 
+// A run that never beat (written before migration 2) was last seen when it started.
+#define ORCHESTRATE_SQL_LAST_SEEN "coalesce(heartbeat_at, started_at)"
+
+// The columns read_summary reads, in its order; queries append their own
+// columns after these and then "FROM runs ...".
+inline constexpr const char* kSummaryColumns =
+    "SELECT id, name, status, device, started_at, coalesce(ended_at, ''),"
+    " round((julianday(coalesce(ended_at, 'now')) - julianday(started_at)) * 86400.0, 3), error,"
+    " pid, host, " ORCHESTRATE_SQL_LAST_SEEN ","
+    " (julianday('now') - julianday(" ORCHESTRATE_SQL_LAST_SEEN ")) * 86400.0,"
+    " round((julianday(" ORCHESTRATE_SQL_LAST_SEEN ") - julianday(started_at)) * 86400.0, 3),"
+    " resumed_count, recipe_path, kind, coalesce(source_run_id, 0)";
+
 // Holds the connection, its prepared statements (compiled once: parsing SQL
 // costs more than running these small statements), the rows not yet written
 // and the background flush.
@@ -47,7 +61,7 @@ inline constexpr std::chrono::seconds kFinishRetryLimit{30};
 // buffer_mutex, so training never waits for a write under way on another
 // thread.
 struct RunStore::Impl {
-  explicit Impl(const std::string& file_path);
+  Impl(const std::string& file_path, StoreAccess access);
   ~Impl();  // stops the background thread, then writes what is buffered
 
   // Runs `work` holding db_mutex, turning SQLite failures into Errors that
@@ -105,7 +119,7 @@ struct RunStore::Impl {
   bool read_stored_run(std::int64_t run_id, StoredRun& run);
   // Callers hold db_mutex.
   RunSummary read_summary(SQLite::Statement& row);
-  void add_final_metrics(RunSummary& summary);
+  void add_metrics_and_tags(std::vector<RunSummary>& summaries);
   std::vector<RunSummary> read_summaries(SQLite::Statement& query);
   double staleness_limit() const;
   void start_beating(std::int64_t run_id);  // caller holds lifecycle_mutex, not db_mutex
@@ -113,14 +127,15 @@ struct RunStore::Impl {
   std::string path;
   std::string host;  // this machine's name, to tell whose runs' pids can be checked
   SQLite::Database db;
-  SQLite::Statement insert_run, insert_plugin, insert_param, insert_step, insert_metric, insert_event;
+  SQLite::Statement insert_run, insert_plugin, insert_param, insert_tag, insert_step, insert_metric, insert_event;
   SQLite::Statement insert_checkpoint, delete_checkpoint, beat;
   SQLite::Statement select_status, update_ended;
-  SQLite::Statement select_runs, select_run_by_id, select_newest_run_named, select_final_metrics;
+  SQLite::Statement select_runs, select_run_by_id, select_newest_run_named, select_final_metrics, select_tags;
   SQLite::Statement select_steps, select_recipe;
 
   std::mutex lifecycle_mutex;
   std::mutex db_mutex;
+  RunInvocation invocation;  // recorded with every run begun here
   std::vector<std::int64_t> active_runs;  // begun or resumed here and not yet finished; they beat
 
   std::mutex buffer_mutex;

@@ -148,4 +148,15 @@ void prepare_run_store_schema(SQLite::Database& db, const std::string& path) {
   transaction.commit();
 }
 
+void check_run_store_schema_for_reading(SQLite::Database& db, const std::string& path) {
+  const StoreIdentity found = check_identity(read_identity(db), path);
+  if (found.application_id == 0 && !found.has_tables)
+    throw Error(path + " is empty: no run has been recorded in it yet (runs are recorded by orchestrate run)");
+  if (found.schema_version < latest_schema_version()) {
+    throw Error(path + " has run-store schema version " + std::to_string(found.schema_version) + ", older than " +
+                "this orchestrate's " + std::to_string(latest_schema_version()) + "; queries never change the " +
+                "file, so upgrade it by running any `orchestrate run ... --db " + path + "` once");
+  }
+}
+
 }  // namespace orchestrate

@@ -36,4 +36,12 @@ int latest_schema_version();
 // Throws Error naming `path` otherwise.
 void prepare_run_store_schema(SQLite::Database& db, const std::string& path);
 
+// For a connection opened read-only (the query commands): checks that `db` is
+// an orchestrate run store of exactly this build's schema, writing nothing.
+// An older one is refused rather than read: its tables lack what the queries
+// read, and upgrading it is a write that a query must never do (the file may
+// be read-only, or a run of an older orchestrate may still be writing it).
+// Throws Error naming `path` and saying how to upgrade it.
+void check_run_store_schema_for_reading(SQLite::Database& db, const std::string& path);
+
 }  // namespace orchestrate

@@ -28,26 +28,42 @@ bool is_number(const std::string& cell) {
 
 // A row shorter than the headers reads as empty cells, so a caller's slip
 // prints a blank instead of reading past the end.
-const std::string& cell_at(const std::vector<std::string>& row, std::size_t column) {
+const std::string& cell_at(const std::vector<Cell>& row, std::size_t column) {
   static const std::string empty;
-  return column < row.size() ? row[column] : empty;
+  return column < row.size() ? row[column].text : empty;
+}
+
+CellType type_at(const std::vector<Cell>& row, std::size_t column) {
+  return column < row.size() ? row[column].type : CellType::guess;
+}
+
+bool reads_as_number(const std::vector<Cell>& row, std::size_t column) {
+  const CellType type = type_at(row, column);
+  return type == CellType::number || (type == CellType::guess && is_number(cell_at(row, column)));
+}
+
+// Columns whose every non-empty cell is a number, which read best right-aligned.
+std::vector<bool> numeric_columns(const Table& table) {
+  std::vector<bool> numeric(table.headers.size(), true);
+  for (std::size_t c = 0; c < table.headers.size(); ++c) {
+    bool any_cell = false;
+    for (const auto& row : table.rows) {
+      if (cell_at(row, c).empty()) continue;
+      any_cell = true;
+      numeric[c] = numeric[c] && reads_as_number(row, c);
+    }
+    numeric[c] = numeric[c] && any_cell;
+  }
+  return numeric;
 }
 
 std::string render_aligned(const Table& table) {
   const std::size_t columns = table.headers.size();
   std::vector<std::size_t> width(columns);
-  std::vector<bool> numeric(columns, true);  // every non-empty cell a number
+  const std::vector<bool> numeric = numeric_columns(table);
   for (std::size_t c = 0; c < columns; ++c) {
     width[c] = table.headers[c].size();
-    bool any_cell = false;
-    for (const auto& row : table.rows) {
-      const std::string& cell = cell_at(row, c);
-      width[c] = std::max(width[c], cell.size());
-      if (cell.empty()) continue;
-      any_cell = true;
-      numeric[c] = numeric[c] && is_number(cell);
-    }
-    numeric[c] = numeric[c] && any_cell;
+    for (const auto& row : table.rows) width[c] = std::max(width[c], cell_at(row, c).size());
   }
 
   std::ostringstream out;
@@ -80,19 +96,43 @@ std::string csv_field(const std::string& cell) {
 
 std::string render_csv(const Table& table) {
   std::string out;
-  auto write_row = [&](const std::vector<std::string>& cells) {
+  auto write_row = [&](auto&& text_of) {
     for (std::size_t c = 0; c < table.headers.size(); ++c) {
       if (c > 0) out += ',';
-      out += csv_field(cell_at(cells, c));
+      out += csv_field(text_of(c));
     }
     out += "\r\n";
   };
-  write_row(table.headers);
-  for (const auto& row : table.rows) write_row(row);
+  write_row([&](std::size_t c) { return table.headers[c]; });
+  for (const auto& row : table.rows) write_row([&](std::size_t c) { return cell_at(row, c); });
   return out;
 }
 
-nlohmann::ordered_json json_value(const std::string& cell) {
+std::string markdown_field(const std::string& cell) {
+  std::string field;
+  for (char ch : cell) {
+    if (ch == '|') field += "\\|";
+    else if (ch == '\n') field += "<br>";
+    else if (ch != '\r') field += ch;
+  }
+  return field;
+}
+
+std::string render_markdown(const Table& table) {
+  const std::vector<bool> numeric = numeric_columns(table);
+  std::string out;
+  auto write_row = [&](auto&& text_of) {
+    out += '|';
+    for (std::size_t c = 0; c < table.headers.size(); ++c) out += ' ' + text_of(c) + " |";
+    out += '\n';
+  };
+  write_row([&](std::size_t c) { return markdown_field(table.headers[c]); });
+  write_row([&](std::size_t c) { return std::string(numeric[c] ? "---:" : "---"); });
+  for (const auto& row : table.rows) write_row([&](std::size_t c) { return markdown_field(cell_at(row, c)); });
+  return out;
+}
+
+nlohmann::ordered_json guessed_json_value(const std::string& cell) {
   if (cell.empty()) return nullptr;
   // Integers stay integers ("12", not 12.0).
   std::int64_t integer = 0;
@@ -102,14 +142,34 @@ nlohmann::ordered_json json_value(const std::string& cell) {
   return cell;
 }
 
-std::string render_json(const Table& table) {
+nlohmann::ordered_json json_value(const std::vector<Cell>& row, std::size_t column) {
+  const std::string& text = cell_at(row, column);
+  switch (type_at(row, column)) {
+    case CellType::text: return text;
+    case CellType::number: return is_number(text) ? guessed_json_value(text) : nullptr;  // JSON has no NaN
+    case CellType::guess: break;
+  }
+  return guessed_json_value(text);
+}
+
+nlohmann::ordered_json json_rows(const Table& table) {
   auto array = nlohmann::ordered_json::array();
   for (const auto& row : table.rows) {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (std::size_t c = 0; c < table.headers.size(); ++c) object[table.headers[c]] = json_value(cell_at(row, c));
+    for (std::size_t c = 0; c < table.headers.size(); ++c) object[table.headers[c]] = json_value(row, c);
     array.push_back(std::move(object));
   }
-  return array.dump(2) + '\n';
+  return array;
+}
+
+std::string render_json(const Table& table) { return json_rows(table).dump(2) + '\n'; }
+
+nlohmann::ordered_json json_section(const Section& section) {
+  if (section.table.headers.empty()) return section.text;
+  if (!section.fields) return json_rows(section.table);
+  nlohmann::ordered_json object = nlohmann::ordered_json::object();
+  for (const auto& row : section.table.rows) object[cell_at(row, 0)] = json_value(row, 1);
+  return object;
 }
 
 }  // namespace
@@ -118,7 +178,8 @@ TableFormat parse_table_format(const std::string& name) {
   if (name == "table") return TableFormat::table;
   if (name == "csv") return TableFormat::csv;
   if (name == "json") return TableFormat::json;
-  throw UsageError("unknown output format '" + name + "'; use one of: table, csv, json");
+  if (name == "markdown") return TableFormat::markdown;
+  throw UsageError("unknown output format '" + name + "'; use one of: table, csv, json, markdown");
 }
 
 std::string render(const Table& table, TableFormat format) {
@@ -126,8 +187,38 @@ std::string render(const Table& table, TableFormat format) {
     case TableFormat::table: return render_aligned(table);
     case TableFormat::csv: return render_csv(table);
     case TableFormat::json: return render_json(table);
+    case TableFormat::markdown: return render_markdown(table);
   }
   return render_aligned(table);  // unreachable: every format is handled above
+}
+
+Cell text_cell(std::string text) { return {std::move(text), CellType::text}; }
+
+Cell number_cell(double value, int decimals) { return {fixed(value, decimals), CellType::number}; }
+
+Cell integer_cell(std::int64_t value) { return {std::to_string(value), CellType::number}; }
+
+std::string render_sections(const std::vector<Section>& sections, TableFormat format) {
+  if (format == TableFormat::json) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (const Section& section : sections) object[section.title] = json_section(section);
+    return object.dump(2) + '\n';
+  }
+  if (format == TableFormat::csv) throw UsageError("csv holds one table, and this prints several; use table, markdown or json");
+  std::string out;
+  for (const Section& section : sections) {
+    if (!out.empty()) out += '\n';
+    const bool text = section.table.headers.empty();
+    if (format == TableFormat::markdown) {
+      out += "## " + section.title + "\n\n";
+      out += text ? "```\n" + section.text + (section.text.ends_with('\n') ? "" : "\n") + "```\n"
+                  : render_markdown(section.table);
+    } else {
+      out += section.title + "\n";
+      out += text ? section.text + (section.text.ends_with('\n') ? "" : "\n") : render_aligned(section.table);
+    }
+  }
+  return out;
 }
 
 std::string fixed(double value, int decimals) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "orchestrate/error.h"
 
 namespace orchestrate {
@@ -64,6 +66,45 @@ TEST(TableFormatTest, ParsesFormatNames) {
   EXPECT_EQ(parse_table_format("table"), TableFormat::table);
   EXPECT_EQ(parse_table_format("csv"), TableFormat::csv);
   EXPECT_EQ(parse_table_format("json"), TableFormat::json);
+  EXPECT_EQ(parse_table_format("markdown"), TableFormat::markdown);
+}
+
+TEST(TableFormatTest, JsonKeepsTheTypeEachCellWasGiven) {
+  // A run named "42" is a name, not a number; a NaN metric has no JSON number.
+  const Table table{{"id", "name", "top1", "loss", "note"},
+                    {{integer_cell(7), text_cell("42"), number_cell(0.8125, 4), number_cell(std::nan(""), 4), Cell()}}};
+  EXPECT_EQ(render(table, TableFormat::json),
+            "[\n  {\n    \"id\": 7,\n    \"name\": \"42\",\n    \"top1\": 0.8125,\n    \"loss\": null,\n"
+            "    \"note\": null\n  }\n]\n");
+  EXPECT_EQ(render(table, TableFormat::table),
+            "id  name    top1  loss  note\n"
+            "--  ----  ------  ----  ----\n"
+            " 7  42    0.8125   nan\n");
+}
+
+TEST(TableFormatTest, WritesMarkdownWithNumbersRightAligned) {
+  const Table table{{"name", "top1"}, {{text_cell("a|b"), number_cell(0.5, 2)}, {text_cell("two\nlines"), Cell()}}};
+  EXPECT_EQ(render(table, TableFormat::markdown),
+            "| name | top1 |\n"
+            "| --- | ---: |\n"
+            "| a\\|b | 0.50 |\n"
+            "| two<br>lines |  |\n");
+}
+
+TEST(TableFormatTest, SectionsAreTitledTablesFieldObjectsAndText) {
+  const std::vector<Section> sections = {
+      {"run", {{"field", "value"}, {{text_cell("name"), text_cell("42")}, {text_cell("id"), integer_cell(3)}}}, true, ""},
+      {"events", {{"kind"}, {{text_cell("resume")}}}, false, ""},
+      {"recipe", {}, false, "[run]\nname = \"42\"\n"}};
+  EXPECT_EQ(render_sections(sections, TableFormat::json),
+            "{\n  \"run\": {\n    \"name\": \"42\",\n    \"id\": 3\n  },\n"
+            "  \"events\": [\n    {\n      \"kind\": \"resume\"\n    }\n  ],\n"
+            "  \"recipe\": \"[run]\\nname = \\\"42\\\"\\n\"\n}\n");
+  EXPECT_EQ(render_sections(sections, TableFormat::markdown),
+            "## run\n\n| field | value |\n| --- | --- |\n| name | 42 |\n| id | 3 |\n\n"
+            "## events\n\n| kind |\n| --- |\n| resume |\n\n"
+            "## recipe\n\n```\n[run]\nname = \"42\"\n```\n");
+  EXPECT_THROW(render_sections(sections, TableFormat::csv), UsageError);
 }
 
 TEST(TableFormatTest, UnknownFormatIsAUsageErrorListingTheFormats) {
@@ -72,7 +113,7 @@ TEST(TableFormatTest, UnknownFormatIsAUsageErrorListingTheFormats) {
     FAIL() << "expected a UsageError";
   } catch (const UsageError& error) {
     EXPECT_EQ(error.exit_code(), ExitCode::usage);
-    EXPECT_STREQ(error.what(), "unknown output format 'yaml'; use one of: table, csv, json");
+    EXPECT_STREQ(error.what(), "unknown output format 'yaml'; use one of: table, csv, json, markdown");
   }
 }
 

@@ -150,3 +150,22 @@ ALTER TABLE step_timings ADD COLUMN rank INTEGER NOT NULL DEFAULT 0;
 -- or a gradient compressor's (values and indices), so a compression ratio is
 -- measured, not claimed. NULL: nothing sent (one process, or before migration 5).
 ALTER TABLE step_timings ADD COLUMN bytes_sent INTEGER;
+
+-- migration: 6
+-- Provenance and tags for the queries (`orchestrate runs --tag`, `show`,
+-- `compare`). Self-contained: it touches only what it adds, so it can be
+-- renumbered past another migration written at the same time.
+
+-- How `orchestrate run` was invoked, shell-quoted; '' for rows older than
+-- migration 6 and for runs begun by other programs.
+ALTER TABLE runs ADD COLUMN command_line TEXT NOT NULL DEFAULT '';
+
+-- The user's labels of a run (`orchestrate run ... --tag key=value`).
+CREATE TABLE run_tags (
+  run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+  key    TEXT    NOT NULL,
+  value  TEXT    NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+-- Serves `runs --tag key=value` without reading every run's tags.
+CREATE INDEX run_tags_by_key ON run_tags (key, value);

@@ -42,7 +42,7 @@ TEST(Cli, VersionAndHelp) {
   auto version = run_orchestrate("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.output.find("LibTorch 2.11.0, plugin API 3"), std::string::npos) << version.output;
-  for (const char* command : {"run", "eval", "plugins", "describe", "runs", "report"}) {
+  for (const char* command : {"run", "eval", "plugins", "describe", "runs", "report", "show", "compare"}) {
     auto help = run_orchestrate(std::string(command) + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;
     EXPECT_NE(help.output.find("usage: orchestrate " + std::string(command)), std::string::npos) << help.output;

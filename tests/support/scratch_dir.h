@@ -7,9 +7,18 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 namespace orchestrate::testing {
+
+// A file's bytes ("" if it cannot be read): to check that a command left a file exactly as it was.
+inline std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
 
 class ScratchDir {
  public:

@@ -1,0 +1,157 @@
+#include "run_comparison.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "recipe_flattening.h"
+
+namespace orchestrate {
+namespace {
+
+// A run's column header: its name, with its id where two compared runs share it.
+std::vector<std::string> run_headers(const std::vector<ComparedRun>& runs) {
+  std::map<std::string, int> uses;
+  for (const ComparedRun& run : runs) ++uses[run.details.summary.name];
+  std::vector<std::string> headers;
+  for (const ComparedRun& run : runs) {
+    const RunSummary& summary = run.details.summary;
+    headers.push_back(uses[summary.name] > 1 ? summary.name + "#" + std::to_string(summary.id) : summary.name);
+  }
+  return headers;
+}
+
+// The recipe as dotted keys; a stored recipe that does not parse falls back
+// to the stored flattened params, whose types are then guessed.
+std::map<std::string, Cell> recipe_cells(const RunDetails& details) {
+  try {
+    return flatten_recipe(details.record.resolved_recipe);
+  } catch (const std::exception&) {
+    std::map<std::string, Cell> cells;
+    for (const auto& [key, value] : details.record.params) cells[key] = Cell(value);
+    return cells;
+  }
+}
+
+class ComparisonBuilder {
+ public:
+  explicit ComparisonBuilder(const std::vector<ComparedRun>& runs) : runs_(runs) {
+    table_.headers = {"what", "key"};
+    for (const std::string& header : run_headers(runs)) table_.headers.push_back(header);
+  }
+
+  // A row of one cell per run.
+  void row(const std::string& what, const std::string& key, const std::function<Cell(const ComparedRun&)>& cell_of) {
+    std::vector<Cell> cells = {text_cell(what), text_cell(key)};
+    for (const ComparedRun& run : runs_) cells.push_back(cell_of(run));
+    table_.rows.push_back(std::move(cells));
+  }
+
+  // The row only when its cells' texts are not all the same.
+  void row_if_different(const std::string& what, const std::string& key,
+                        const std::function<Cell(const ComparedRun&)>& cell_of) {
+    std::set<std::string> texts;
+    for (const ComparedRun& run : runs_) texts.insert(cell_of(run).text);
+    if (texts.size() > 1) row(what, key, cell_of);
+  }
+
+  Table take() { return std::move(table_); }
+
+ private:
+  const std::vector<ComparedRun>& runs_;
+  Table table_;
+};
+
+void add_recipe_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>& runs) {
+  std::map<std::int64_t, std::map<std::string, Cell>> recipes;
+  std::set<std::string> keys;
+  for (const ComparedRun& run : runs) {
+    auto& cells = recipes[run.details.summary.id] = recipe_cells(run.details);
+    for (const auto& [key, cell] : cells) keys.insert(key);
+  }
+  for (const std::string& key : keys) {
+    builder.row_if_different("recipe", key, [&](const ComparedRun& run) {
+      const auto& cells = recipes.at(run.details.summary.id);
+      const auto found = cells.find(key);
+      return found == cells.end() ? Cell() : found->second;
+    });
+  }
+}
+
+void add_metric_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>& runs) {
+  std::set<std::string> metrics;
+  for (const ComparedRun& run : runs)
+    for (const auto& [name, value] : run.details.summary.final_metrics) metrics.insert(name);
+  for (const std::string& metric : metrics) {
+    builder.row("final", metric, [&](const ComparedRun& run) {
+      const auto& finals = run.details.summary.final_metrics;
+      const auto found = finals.find(metric);
+      return found == finals.end() ? Cell() : number_cell(found->second, 4);
+    });
+  }
+  for (const std::string& metric : metrics) {
+    if (metric.starts_with("time/")) continue;  // a time is measured once, nothing to be best at
+    builder.row("best", metric, [&](const ComparedRun& run) {
+      const auto& extremes = run.details.metric_extremes;
+      const auto found = extremes.find(metric);
+      if (found == extremes.end()) return Cell();
+      return number_cell(lower_is_better(metric) ? found->second.min : found->second.max, 4);
+    });
+  }
+}
+
+void add_throughput_rows(ComparisonBuilder& builder) {
+  builder.row("throughput", "median images/s",
+              [](const ComparedRun& run) { return number_cell(run.throughput.median_images_per_s, 1); });
+  builder.row("throughput", "steps", [](const ComparedRun& run) { return integer_cell(run.throughput.steps); });
+  builder.row("throughput", "wall_s", [](const ComparedRun& run) { return number_cell(run.throughput.wall_s, 1); });
+}
+
+// "1.0.0 3f2a9c0d1e2b": the version and enough of the SHA-256 to tell builds apart.
+Cell plugin_cell(const RunRecord& record, const std::string& name) {
+  for (const PluginRecord& plugin : record.plugins) {
+    if (plugin.name != name) continue;
+    return text_cell(plugin.sha256.empty() ? plugin.version : plugin.version + " " + plugin.sha256.substr(0, 12));
+  }
+  return Cell();
+}
+
+void add_plugin_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>& runs) {
+  std::set<std::string> names;
+  for (const ComparedRun& run : runs)
+    for (const PluginRecord& plugin : run.details.record.plugins) names.insert(plugin.name);
+  for (const std::string& name : names)
+    builder.row_if_different("plugin", name, [&](const ComparedRun& run) { return plugin_cell(run.details.record, name); });
+}
+
+void add_environment_rows(ComparisonBuilder& builder) {
+  const std::vector<std::pair<std::string, std::function<Cell(const RunRecord&)>>> facts = {
+      {"orchestrate", [](const RunRecord& r) { return text_cell(r.orchestrate_version); }},
+      {"libtorch", [](const RunRecord& r) { return text_cell(r.torch_version); }},
+      {"host", [](const RunRecord& r) { return text_cell(r.host); }},
+      {"device", [](const RunRecord& r) { return text_cell(r.device); }},
+      {"world_size", [](const RunRecord& r) { return integer_cell(r.world_size); }},
+      {"git_revision", [](const RunRecord& r) { return text_cell(r.git_revision); }},
+  };
+  for (const auto& [key, fact] : facts)
+    builder.row_if_different("environment", key, [&](const ComparedRun& run) { return fact(run.details.record); });
+}
+
+}  // namespace
+
+bool lower_is_better(const std::string& metric) {
+  return metric.find("loss") != std::string::npos || metric.find("error") != std::string::npos;
+}
+
+Table comparison_table(const std::vector<ComparedRun>& runs) {
+  ComparisonBuilder builder(runs);
+  add_recipe_rows(builder, runs);
+  add_metric_rows(builder, runs);
+  add_throughput_rows(builder);
+  add_plugin_rows(builder, runs);
+  add_environment_rows(builder);
+  return builder.take();
+}
+
+}  // namespace orchestrate

@@ -1,0 +1,35 @@
+// `orchestrate compare A B [C...]`: runs side by side, one column a run, with
+// only what tells them apart: the resolved-recipe keys that differ beside the
+// final and best metrics, throughput and wall time, then the plugin builds
+// and the environment (LibTorch, host, device) where they differ.
+#pragma once
+
+#include <vector>
+
+#include "reports.h"
+#include "run_store.h"
+#include "table_format.h"
+
+namespace orchestrate {
+
+struct ComparedRun {
+  RunDetails details;
+  ThroughputRow throughput;
+};
+
+// Columns: what (recipe, final, best, throughput, plugin, environment), key,
+// then one per run, headed by its name (name#id where names repeat). Rows, in
+// that order of `what`:
+//   recipe       each dotted recipe key whose value differs (missing: null);
+//   final, best  every metric any run has (best: the lowest of a loss or
+//                error, the highest of the rest; not for time/ metrics);
+//   throughput   median images/s over the steady state, steps, wall_s;
+//   plugin       each plugin whose version or SHA-256 differs ("1.0.0 3f2a9c0d1e2b");
+//   environment  orchestrate, LibTorch, host, device, world size, git revision where they differ.
+// Needs two runs or more.
+Table comparison_table(const std::vector<ComparedRun>& runs);
+
+// Whether a smaller value of `metric` is the better one (losses, errors).
+bool lower_is_better(const std::string& metric);
+
+}  // namespace orchestrate
