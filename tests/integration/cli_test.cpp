@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "command_runner.h"
+#include "orchestrate/api.h"
 #include "run_store.h"
 
 namespace orchestrate::testing {
@@ -41,7 +42,8 @@ size_t line_count(const std::string& text) {
 TEST(Cli, VersionAndHelp) {
   auto version = run_orchestrate("--version");
   EXPECT_EQ(version.exit_code, 0);
-  EXPECT_NE(version.output.find("LibTorch 2.11.0, plugin API 3"), std::string::npos) << version.output;
+  EXPECT_NE(version.output.find("LibTorch 2.11.0, plugin API " + std::to_string(kPluginApiVersion)), std::string::npos)
+      << version.output;
   for (const char* command : {"run", "eval", "plugins", "describe", "runs", "report", "show", "compare"}) {
     auto help = run_orchestrate(std::string(command) + " --help");
     EXPECT_EQ(help.exit_code, 0) << command;
@@ -140,7 +142,8 @@ TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
   auto result = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/future_api");
   EXPECT_EQ(result.exit_code, 3);
   EXPECT_EQ(line_count(result.output), 1u) << result.output;
-  EXPECT_NE(result.output.find("liborchestrate_future_api.so: plugin API version 999, but this orchestrate needs 3; "
+  EXPECT_NE(result.output.find("liborchestrate_future_api.so: plugin API version 999, but this orchestrate needs " +
+                                    std::to_string(kPluginApiVersion) + "; "
                                "rebuild the plugin against orchestrate 0.1.0"),
             std::string::npos)
       << result.output;
@@ -183,9 +186,10 @@ TEST(Cli, TrainsAndRecordsRunWithStepTimings) {
   // The mock classes are separable: 40 steps of LeNet must beat chance (0.1) by far.
   EXPECT_GT(run->final_metrics.at("eval/top1"), 0.5);
   EXPECT_NE(store.resolved_recipe(run->id).find("name = \"mock_lenet\""), std::string::npos);
-  // The four plugins used (mock, lenet, adam, fixed), each with its binary's SHA-256.
+  // The five plugins used (mock, lenet, adam, fixed, and none_compression for the
+  // default [gradient_compression]), each with its binary's SHA-256.
   auto plugins = run_shell("sqlite3 " + db + " \"select name || ' ' || length(sha256) from run_plugins order by name\"");
-  EXPECT_EQ(plugins.output, "adam 64\nfixed 64\nlenet 64\nmock 64\n");
+  EXPECT_EQ(plugins.output, "adam 64\nfixed 64\nlenet 64\nmock 64\nnone_compression 64\n");
 
   auto runs = run_orchestrate("runs --db " + db + " --format csv");
   EXPECT_EQ(runs.exit_code, 0);
