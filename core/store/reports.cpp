@@ -21,9 +21,9 @@ double median_of_sorted(const std::vector<double>& sorted) {
   return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
 }
 
-// Nearest rank: the smallest value with at least 95 % of the values at or below it.
-double p95_of_sorted(const std::vector<double>& sorted) {
-  const auto rank = static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(sorted.size())));
+// Nearest rank: the smallest value with at least a fraction q of the values at or below it.
+double percentile_of_sorted(const std::vector<double>& sorted, double q) {
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
   return sorted[std::max<std::size_t>(rank, 1) - 1];
 }
 
@@ -44,8 +44,26 @@ std::string kind_cell(const RunSummary& run) {
 
 }  // namespace
 
+double scaling_efficiency(const ThroughputRow& row, const ThroughputRow& baseline) {
+  const double expected = baseline.images_per_s * row.workers / std::max(1, baseline.workers);
+  return expected > 0 ? row.images_per_s / expected : 0.0;
+}
+
+std::vector<ThroughputRow> throughput_by_rank(const RunStore& store, const RunSummary& run) {
+  std::vector<ThroughputRow> rows{throughput_of(run, store.step_timings(run.id))};
+  // Ranks 1.. recorded rows only in a data-parallel job; a few ranks, one query each.
+  for (int rank = 1;; ++rank) {
+    const auto timings = store.step_timings(run.id, rank);
+    if (timings.empty()) break;
+    rows.push_back(throughput_of(run, timings));
+    rows.back().rank = std::to_string(rank);
+  }
+  for (auto& row : rows) row.workers = static_cast<int>(rows.size());
+  return rows;
+}
+
 ThroughputRow throughput_of(const RunStore& store, const RunSummary& run) {
-  return throughput_of(run, store.step_timings(run.id));
+  return throughput_by_rank(store, run).front();
 }
 
 ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>& timings) {
@@ -59,30 +77,39 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   if (auto it = run.final_metrics.find("time/setup_s"); it != run.final_metrics.end()) row.setup_s = it->second;
 
   const std::size_t first = timings.size() >= kMinStepsToDropWarmUp ? 1 : 0;
+  row.warmup_steps = static_cast<std::int64_t>(first);
   if (timings.size() <= first) return row;
 
   std::vector<double> step_seconds, step_images_per_s;
-  double total_s = 0, data_wait_s = 0, sync_s = 0, images = 0, bytes = 0;
+  double total_s = 0, data_wait_s = 0, compute_s = 0, sync_s = 0, optimizer_s = 0, images = 0, bytes = 0;
   for (std::size_t i = first; i < timings.size(); ++i) {
     step_seconds.push_back(timings[i].total_s);
     if (timings[i].total_s > 0) step_images_per_s.push_back(static_cast<double>(timings[i].images) / timings[i].total_s);
     total_s += timings[i].total_s;
     data_wait_s += timings[i].data_wait_s;
+    compute_s += timings[i].compute_s;
     sync_s += timings[i].sync_s;
+    optimizer_s += timings[i].optimizer_s;
     bytes += static_cast<double>(timings[i].bytes_sent);
     images += static_cast<double>(timings[i].images);
   }
   std::sort(step_seconds.begin(), step_seconds.end());
   std::sort(step_images_per_s.begin(), step_images_per_s.end());
-  if (!step_images_per_s.empty()) row.median_images_per_s = median_of_sorted(step_images_per_s);
+  if (!step_images_per_s.empty()) {
+    row.median_images_per_s = median_of_sorted(step_images_per_s);
+    row.p5_images_per_s = percentile_of_sorted(step_images_per_s, 0.05);
+    row.p95_images_per_s = percentile_of_sorted(step_images_per_s, 0.95);
+  }
 
   row.steps = static_cast<std::int64_t>(step_seconds.size());
   row.median_step_s = median_of_sorted(step_seconds);
-  row.p95_step_s = p95_of_sorted(step_seconds);
+  row.p95_step_s = percentile_of_sorted(step_seconds, 0.95);
   if (total_s > 0) {
     row.images_per_s = images / total_s;
     row.data_wait_share = data_wait_s / total_s;
+    row.compute_share = compute_s / total_s;
     row.sync_share = sync_s / total_s;
+    row.optimizer_share = optimizer_s / total_s;
   }
   row.bytes_per_step = bytes / static_cast<double>(step_seconds.size());
   return row;
@@ -137,23 +164,37 @@ Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::str
 }
 
 Table throughput_table(const std::vector<ThroughputRow>& rows) {
-  Table table{{"id", "name", "device", "steps", "median_step_s", "p95_step_s", "images_per_s", "data_wait_share",
-               "wall_s", "setup_s", "train_s", "eval_s", "accounted"},
-              {}};
-  const bool communicated =
-      std::any_of(rows.begin(), rows.end(), [](const ThroughputRow& row) { return row.bytes_per_step > 0; });
-  if (communicated) table.headers.insert(table.headers.end(), {"sync_share", "sent_MB_per_step"});
+  const auto any = [&](auto predicate) { return std::any_of(rows.begin(), rows.end(), predicate); };
+  const bool per_rank = any([](const ThroughputRow& row) { return row.rank != "job"; });
+  const bool communicated = any([](const ThroughputRow& row) { return row.bytes_per_step > 0; });
+  const bool against_baseline = any([](const ThroughputRow& row) { return row.scaling_efficiency >= 0; });
+  Table table{{"id", "name"}, {}};
+  if (per_rank) table.headers.push_back("rank");
+  table.headers.insert(table.headers.end(),
+                       {"device", "workers", "steps", "warmup", "images_per_s", "median_images_per_s",
+                        "p5_images_per_s", "p95_images_per_s", "median_step_s", "p95_step_s", "data_wait_share",
+                        "compute_share", "sync_share", "optimizer_share", "wall_s", "setup_s", "train_s", "eval_s",
+                        "accounted"});
+  if (communicated) table.headers.push_back("sent_MB_per_step");
+  if (against_baseline) table.headers.push_back("scaling_efficiency");
   for (const ThroughputRow& row : rows) {
+    std::vector<Cell> cells{integer_cell(row.run_id), text_cell(row.name)};
+    if (per_rank) cells.push_back(text_cell(row.rank));
     // Step times to 0.01 ms: fast CPU and GPU steps take a few milliseconds.
-    table.rows.push_back({integer_cell(row.run_id), text_cell(row.name), text_cell(row.device),
-                          integer_cell(row.steps), number_cell(row.median_step_s, 5), number_cell(row.p95_step_s, 5),
-                          number_cell(row.images_per_s, 1), number_cell(row.data_wait_share, 3),
-                          number_cell(row.wall_s, 2), number_cell(row.setup_s, 2), number_cell(row.train_s, 2),
-                          number_cell(row.eval_s, 2), number_cell(row.accounted_share(), 3)});
+    cells.insert(cells.end(),
+                 {text_cell(row.device), integer_cell(row.workers), integer_cell(row.steps),
+                  integer_cell(row.warmup_steps), number_cell(row.images_per_s, 1),
+                  number_cell(row.median_images_per_s, 1), number_cell(row.p5_images_per_s, 1),
+                  number_cell(row.p95_images_per_s, 1), number_cell(row.median_step_s, 5),
+                  number_cell(row.p95_step_s, 5), number_cell(row.data_wait_share, 3),
+                  number_cell(row.compute_share, 3), number_cell(row.sync_share, 3),
+                  number_cell(row.optimizer_share, 3), number_cell(row.wall_s, 2), number_cell(row.setup_s, 2),
+                  number_cell(row.train_s, 2), number_cell(row.eval_s, 2), number_cell(row.accounted_share(), 3)});
     // Sent bytes to 1e-6 MB: a compressed update of a small model is a few kB.
-    if (communicated)
-      table.rows.back().insert(table.rows.back().end(),
-                               {number_cell(row.sync_share, 3), number_cell(row.bytes_per_step / 1048576.0, 6)});
+    if (communicated) cells.push_back(number_cell(row.bytes_per_step / 1048576.0, 6));
+    if (against_baseline)
+      cells.push_back(row.scaling_efficiency >= 0 ? number_cell(row.scaling_efficiency, 3) : Cell());
+    table.rows.push_back(std::move(cells));
   }
   return table;
 }

@@ -14,11 +14,20 @@ namespace orchestrate {
 struct ThroughputRow {
   std::int64_t run_id = 0;
   std::string name, device;
+  // "job": rank 0's rows, the job's steps (all ranks' images); "1", "2", ...:
+  // that rank's own rows (report throughput --per-rank).
+  std::string rank = "job";
+  int workers = 1;               // ranks that recorded steps
   std::int64_t steps = 0;        // steps measured (after dropping warm-up)
+  std::int64_t warmup_steps = 0;  // the first steps left out (kernel selection, allocation, pipeline fill)
   double median_step_s = 0;      // of total_s
   double p95_step_s = 0;         // nearest-rank 95th percentile of total_s
   double images_per_s = 0;       // total images / total step time
   double median_images_per_s = 0;  // the median step's images / its time: unmoved by a few slow steps
+  double p5_images_per_s = 0;      // nearest-rank percentiles of the steps' images / time
+  double p95_images_per_s = 0;
+  double compute_share = 0;        // sum compute_s / sum total_s: forward + backward
+  double optimizer_share = 0;      // sum optimizer_s / sum total_s: unscale, wrappers, optimizer step
   double data_wait_share = 0;    // sum data_wait_s / sum total_s: how starved the model was
   double sync_share = 0;         // sum sync_s / sum total_s: gradient communication (compression included)
   double bytes_per_step = 0;     // mean gradient bytes rank 0 sent per update; 0: not recorded (alone)
@@ -29,10 +38,20 @@ struct ThroughputRow {
   double eval_s = 0;   // the trainer's time/eval_s metric
   double setup_s = 0;  // the trainer's time/setup_s metric: loading data, building components
   double accounted_share() const { return wall_s > 0 ? (setup_s + train_s + eval_s) / wall_s : 0; }
+  // images_per_s against a baseline run's, per worker: 1 is perfect scaling
+  // (report throughput --baseline RUN); < 0: no baseline.
+  double scaling_efficiency = -1;
 };
 
-// Throughput of one run from its step timings. All zero when it has no steps.
+// The baseline's images/s, scaled by workers / its workers, against the row's:
+// the seed's scaling chart as a number (1.0: N workers are N times as fast).
+double scaling_efficiency(const ThroughputRow& row, const ThroughputRow& baseline);
+
+// Throughput of one run from its step timings (the job's: rank 0's rows).
+// All zero when it has no steps.
 ThroughputRow throughput_of(const RunStore& store, const RunSummary& run);
+// The job's row, then one row per rank 1.. of a data-parallel run.
+std::vector<ThroughputRow> throughput_by_rank(const RunStore& store, const RunSummary& run);
 // The same over timings already read (what throughput_of does after reading).
 ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>& timings);
 
@@ -46,7 +65,10 @@ Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::str
 
 // id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share,
 // wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three);
-// then, when some run communicated, sync_share and sent_MB_per_step.
+// then, when some run communicated, sent_MB_per_step, and with a baseline
+// scaling_efficiency. A rank column comes after name when a row is a single
+// rank's. The shares of step time: data_wait, compute (forward + backward),
+// sync (communication) and optimizer; what they leave is logging and the store.
 Table throughput_table(const std::vector<ThroughputRow>& rows);
 
 }  // namespace orchestrate

@@ -174,21 +174,92 @@ TEST(ThroughputTableTest, FormatsEachColumn) {
   row.name = "mlp";
   row.device = "cpu";
   row.steps = 11;
+  row.warmup_steps = 1;
   row.median_step_s = 0.06;
   row.p95_step_s = 0.11;
   row.images_per_s = 352.0 / 0.66;
+  row.median_images_per_s = 32 / 0.06;
+  row.p5_images_per_s = 32 / 0.11;
+  row.p95_images_per_s = 32 / 0.01;
   row.data_wait_share = 0.011 / 0.66;
+  row.compute_share = 0.5;
+  row.sync_share = 0.125;
+  row.optimizer_share = 0.25;
   row.wall_s = 10.0;
   row.setup_s = 1.0;
   row.train_s = 7.0;
   row.eval_s = 1.5;
   const Table table = throughput_table({row});
   EXPECT_EQ(table.headers,
-            (std::vector<std::string>{"id", "name", "device", "steps", "median_step_s", "p95_step_s", "images_per_s",
-                                      "data_wait_share", "wall_s", "setup_s", "train_s", "eval_s", "accounted"}));
+            (std::vector<std::string>{"id", "name", "device", "workers", "steps", "warmup", "images_per_s",
+                                      "median_images_per_s", "p5_images_per_s", "p95_images_per_s", "median_step_s",
+                                      "p95_step_s", "data_wait_share", "compute_share", "sync_share",
+                                      "optimizer_share", "wall_s", "setup_s", "train_s", "eval_s", "accounted"}));
   ASSERT_EQ(table.rows.size(), 1u);
-  EXPECT_EQ(texts(table.rows[0]), (std::vector<std::string>{"3", "mlp", "cpu", "11", "0.06000", "0.11000", "533.3", "0.017",
-                                                     "10.00", "1.00", "7.00", "1.50", "0.950"}));
+  EXPECT_EQ(texts(table.rows[0]),
+            (std::vector<std::string>{"3", "mlp", "cpu", "1", "11", "1", "533.3", "533.3", "290.9", "3200.0",
+                                      "0.06000", "0.11000", "0.017", "0.500", "0.125", "0.250", "10.00", "1.00",
+                                      "7.00", "1.50", "0.950"}));
+}
+
+// The step-time breakdown and the spread of images/s over the steady state.
+TEST(ThroughputTest, SharesAndPercentilesOfTheSteadyState) {
+  std::vector<StepTiming> timings = twelve_steps();
+  for (auto& t : timings) {
+    t.compute_s = 0.5 * t.total_s;
+    t.sync_s = 0.25 * t.total_s;
+    t.optimizer_s = 0.125 * t.total_s;
+  }
+  const ThroughputRow row = throughput_of(summary(3, "mlp"), timings);
+  EXPECT_EQ(row.warmup_steps, 1);
+  EXPECT_NEAR(row.compute_share, 0.5, 1e-12);
+  EXPECT_NEAR(row.sync_share, 0.25, 1e-12);
+  EXPECT_NEAR(row.optimizer_share, 0.125, 1e-12);
+  // Per-step images/s: 32 / 0.01 ... 32 / 0.11; nearest ranks 1 (ceil 0.55) and 11 (ceil 10.45).
+  EXPECT_NEAR(row.p5_images_per_s, 32 / 0.11, 1e-9);
+  EXPECT_NEAR(row.p95_images_per_s, 32 / 0.01, 1e-9);
+  EXPECT_NEAR(row.median_images_per_s, 32 / 0.06, 1e-9);
+}
+
+// The seed's scaling chart as a number: 2 workers at 1.8x one worker's images/s are 90 % efficient.
+TEST(ThroughputTest, ScalingEfficiencyAgainstABaselinePerWorker) {
+  ThroughputRow one, two;
+  one.images_per_s = 1000;
+  two.images_per_s = 1800;
+  two.workers = 2;
+  EXPECT_NEAR(scaling_efficiency(two, one), 0.9, 1e-12);
+  EXPECT_NEAR(scaling_efficiency(one, one), 1.0, 1e-12);
+  two.scaling_efficiency = 0.9;
+  const Table table = throughput_table({two});
+  EXPECT_EQ(table.headers.back(), "scaling_efficiency");
+  EXPECT_EQ(table.rows[0].back().text, "0.900");
+}
+
+// A data-parallel run: the job's row (rank 0's rows, every rank's images)
+// and, per rank, that rank's own; each row counts the job's workers.
+TEST(ThroughputTest, ByRankReadsEachRanksRows) {
+  ScratchDir dir;
+  RunStore store(dir.file("runs.db"));
+  RunRecord record;
+  record.name = "dp";
+  record.world_size = 2;
+  const auto id = store.begin_run(record);
+  for (int rank = 0; rank < 2; ++rank)
+    for (std::int64_t s = 1; s <= 3; ++s) {
+      StepTiming t = step(s, rank == 0 ? 0.1 : 0.2, 0.0, rank == 0 ? 64 : 32);
+      t.rank = rank;
+      store.record_step(id, t);
+    }
+  store.flush();
+  const auto rows = throughput_by_rank(store, *store.find_run("dp"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].rank, "job");
+  EXPECT_EQ(rows[1].rank, "1");
+  EXPECT_EQ(rows[0].workers, 2);
+  EXPECT_NEAR(rows[0].images_per_s, 640.0, 1e-9);
+  EXPECT_NEAR(rows[1].images_per_s, 160.0, 1e-9);
+  const Table table = throughput_table(rows);
+  EXPECT_EQ(table.headers[2], "rank");
 }
 
 }  // namespace

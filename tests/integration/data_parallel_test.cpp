@@ -1,6 +1,7 @@
 // Data-parallel training end to end: `orchestrate run --nproc 2` on the real
 // Fashion-MNIST against one process with the doubled batch.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 
 #include <ATen/ops/allclose.h>
@@ -121,6 +122,40 @@ TEST(DataParallel, AccumulatingRanksEqualOneProcessWithTheWholeBatch) {
                          "--nproc 2 --set run.batch_size=16 --set 'optimizer.wrappers=[{plugin=\"batch_gradients\", "
                          "num_batches=2}]'");
   expect_same_steps(job, single);
+}
+
+// `report throughput` over a 1-worker and a 2-worker run of one store: the
+// job's rows count both ranks' images, --per-rank adds rank 1's own, and
+// --baseline gives the scaling efficiency per worker.
+TEST(DataParallel, ThroughputReportShowsWorkersRanksAndScalingEfficiency) {
+  ScratchDir dir;
+  const std::string recipe = dir.write("r.toml", kRecipe);
+  const std::string db = " --db " + dir.file("runs.db") + " --quiet --set checkpoint.at_end=false";
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --set run.name=one --set run.batch_size=32" + db).exit_code, 0);
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --nproc 2 --set run.name=two --set run.batch_size=32" + db).exit_code,
+            0);
+  const auto report = run_orchestrate("report throughput --last 2 --baseline one --per-rank --format json --db " +
+                                      dir.file("runs.db"));
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  const auto rows = nlohmann::json::parse(report.output);
+  ASSERT_EQ(rows.size(), 3u) << report.output;
+  EXPECT_EQ(rows[0]["name"], "one");
+  EXPECT_EQ(rows[0]["workers"], 1);
+  EXPECT_EQ(rows[0]["rank"], "job");
+  EXPECT_NEAR(rows[0]["scaling_efficiency"].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(rows[1]["name"], "two");
+  EXPECT_EQ(rows[1]["workers"], 2);
+  EXPECT_EQ(rows[2]["rank"], "1");
+  EXPECT_TRUE(rows[2]["scaling_efficiency"].is_null());
+  // Reported to 3 decimals, from images/s reported to 1.
+  const double expected = rows[1]["images_per_s"].get<double>() / (2 * rows[0]["images_per_s"].get<double>());
+  EXPECT_NEAR(rows[1]["scaling_efficiency"].get<double>(), expected, 2e-3);
+  EXPECT_GT(rows[1]["sent_MB_per_step"].get<double>(), 0.35) << "the ConvNet's 93,322 float32 gradients";
+  EXPECT_GT(rows[1]["sync_share"].get<double>(), 0.0);
+
+  const auto both = run_orchestrate("report throughput one --last 2 --db " + dir.file("runs.db"));
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.output.find("give runs, --last or --name, not several"), std::string::npos) << both.output;
 }
 
 std::string read_file(const std::filesystem::path& path) {
