@@ -8,6 +8,8 @@ const std::vector<Command>& commands() {
        "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run] [--resume [RUN|DIR]] "
        "[--nproc N]",
        run_command},
+      {"rerun", "run a recorded run's resolved recipe again, linked to it: orchestrate rerun RUN [run options]",
+       rerun_command},
       {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors",
        eval_command},
       {"plugins", "list loaded plugins and their components", plugins_command},

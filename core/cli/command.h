@@ -15,6 +15,7 @@ struct Command {
 const std::vector<Command>& commands();
 
 int run_command(const std::vector<std::string>& arguments);
+int rerun_command(const std::vector<std::string>& arguments);
 int eval_command(const std::vector<std::string>& arguments);
 int plugins_command(const std::vector<std::string>& arguments);
 int describe_command(const std::vector<std::string>& arguments);

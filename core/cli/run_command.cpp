@@ -109,6 +109,8 @@ int run_command(const std::vector<std::string>& arguments) {
       "--resume RUN, or --resume CHECKPOINT_DIR")(
       "tag", po::value<std::vector<std::string>>()->composing(),
       "label the run key=value, for orchestrate runs --tag (repeatable)")(
+      "rerun-of", po::value<std::string>(),
+      "the run this one repeats, recorded as its source (orchestrate rerun RUN sets it)")(
       "nproc", po::value<int>()->default_value(1),
       "data-parallel: run this command as N worker processes on this machine, their output prefixed [rank N]");
   add_plugin_path_option(options);
@@ -139,6 +141,8 @@ int run_command(const std::vector<std::string>& arguments) {
   const std::unique_ptr<Collective> collective = join_job(recipe);
   const bool leader = !collective || collective->rank() == 0;
   RunStore store(db_path(values, recipe.table("log").core.string("db")));
+  if (values.count("rerun-of"))
+    invocation.source_run_id = find_run_or_throw(store, values["rerun-of"].as<std::string>()).id;
   store.set_invocation(std::move(invocation));
   std::optional<ScratchStore> scratch;
   if (!leader) scratch.emplace(collective->rank());

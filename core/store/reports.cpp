@@ -37,9 +37,11 @@ std::string readable_time(const std::string& iso) {
 
 bool is_derived(const RunSummary& run) { return run.kind != to_string(RunKind::train) || run.source_run_id != 0; }
 
-// "train", "eval of 3", or "eval" for the evaluation of a bare weights file.
+// "train", "eval of 3", "rerun of 3" (a training run of run 3's recipe), or
+// "eval" for the evaluation of a bare weights file.
 std::string kind_cell(const RunSummary& run) {
-  return run.source_run_id != 0 ? run.kind + " of " + std::to_string(run.source_run_id) : run.kind;
+  if (run.source_run_id == 0) return run.kind;
+  return (run.kind == to_string(RunKind::train) ? "rerun" : run.kind) + " of " + std::to_string(run.source_run_id);
 }
 
 }  // namespace

@@ -267,8 +267,8 @@ std::int64_t RunStore::begin_run(const RunRecord& run) {
       s.insert_run.bind(9, run.git_revision);
       s.insert_run.bind(10, static_cast<std::int64_t>(::getpid()));
       s.insert_run.bind(11, to_string(run.kind));
-      if (run.source_run_id != 0) {
-        s.insert_run.bind(12, run.source_run_id);
+      if (const auto source = run.source_run_id != 0 ? run.source_run_id : s.invocation.source_run_id; source != 0) {
+        s.insert_run.bind(12, source);
       } else {
         s.insert_run.bind(12);  // NULL: derived from no run
       }

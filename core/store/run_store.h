@@ -95,6 +95,7 @@ struct RunSummary {
 struct RunInvocation {
   std::string command_line;  // shell-quoted, e.g. "orchestrate run r.toml --set 'optimizer.lr=0.1'"
   std::vector<std::pair<std::string, std::string>> tags;
+  std::int64_t source_run_id = 0;  // the run this one repeats (orchestrate rerun); 0: none
 };
 
 // Everything recorded about one run, for `orchestrate show` and `compare`.

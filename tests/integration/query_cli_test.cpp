@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "command_runner.h"
+#include "run_store.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -214,6 +215,35 @@ TEST(QueryCli, QueriesReadAStoreTheyCannotWriteAndNeverChangeIt) {
       << refused.output;
   EXPECT_EQ(file_bytes(db), old_bytes);
   EXPECT_EQ(run_shell("sqlite3 " + db + " 'PRAGMA user_version'").output, "4\n");
+}
+
+// `rerun` runs the resolved recipe a run recorded as a new run linked to it;
+// --set and the other run options still apply, and an unknown run runs nothing.
+TEST(QueryCli, RerunRepeatsARecordedRecipeAsANewLinkedRun) {
+  ScratchDir dir;
+  const std::string db = dir.file("runs.db");
+  const auto recipe = dir.write("mock.toml", kMockRecipe);
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --db " + db + " --quiet --set optimizer.lr=0.002").exit_code, 0);
+  const auto again = run_orchestrate("rerun mock --db " + db + " --quiet --tag why=repeat");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  const auto changed = run_orchestrate("rerun 1 --db " + db + " --quiet --set run.max_steps=3");
+  ASSERT_EQ(changed.exit_code, 0) << changed.output;
+
+  RunStore store(db);
+  const auto first = store.find_run("1"), second = store.find_run("2"), third = store.find_run("3");
+  ASSERT_TRUE(first && second && third);
+  EXPECT_EQ(store.resolved_recipe(2), store.resolved_recipe(1)) << "the same resolved recipe, lr 0.002 included";
+  EXPECT_EQ(second->source_run_id, 1);
+  EXPECT_EQ(second->tags.at("why"), "repeat");
+  EXPECT_EQ(second->recipe_path, dir.file("reruns/mock-run1.toml"));
+  EXPECT_EQ(store.step_timings(2).size(), 5u);
+  EXPECT_EQ(store.step_timings(3).size(), 3u);
+  const auto runs = run_orchestrate("runs --db " + db + " --format csv");
+  EXPECT_NE(runs.output.find("rerun of 1"), std::string::npos) << runs.output;
+
+  const auto unknown = run_orchestrate("rerun 9 --db " + db);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_EQ(RunStore(db).find_runs({}).size(), 3u) << "nothing recorded for an unknown run";
 }
 
 TEST(QueryCli, BadTagsAreRefusedBeforeAnythingRuns) {
