@@ -109,6 +109,67 @@ TEST(RunStoreMigrationTest, UpgradesAVersion1StoreInPlace) {
   EXPECT_EQ(store.find_run(std::to_string(id))->status, "running");
 }
 
+// From every earlier schema version to the current one: a store that stopped
+// at migration k, holding a finished run with a step row, a metric and an
+// event, opens with every row intact and the later columns at their
+// "recorded before" values, and takes new runs.
+class EveryEarlierSchema : public ::testing::TestWithParam<int> {};
+
+TEST_P(EveryEarlierSchema, UpgradesWithItsRowsIntact) {
+  const int version = GetParam();
+  ASSERT_LT(version, latest_schema_version());
+  ScratchDir dir;
+  const std::string path = dir.file("v" + std::to_string(version) + ".db");
+  {
+    const auto migrations = parse_schema_migrations(kRunStoreSql);
+    SQLite::Database old(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    for (int m = 0; m < version; ++m) old.exec(migrations.at(static_cast<std::size_t>(m)).sql);
+    old.exec("PRAGMA user_version = " + std::to_string(version));
+    old.exec("PRAGMA application_id = " + std::to_string(kRunStoreApplicationId));
+    // Only columns that migration 1 created, so the same rows fit every version.
+    old.exec("INSERT INTO runs (id, name, status, host, started_at, ended_at) VALUES"
+             " (1, 'old', 'finished', 'node7', '2024-05-01T10:00:00.000Z', '2024-05-01T11:00:00.000Z')");
+    old.exec("INSERT INTO step_timings (run_id, step, epoch, images, data_wait_s, compute_s, sync_s, optimizer_s,"
+             " total_s, loss, learning_rate) VALUES (1, 7, 1, 64, 0.01, 0.2, 0.03, 0.04, 0.3, 1.5, 0.1)");
+    old.exec("INSERT INTO metrics (run_id, step, epoch, name, value, recorded_at) VALUES"
+             " (1, 7, 1, 'eval/top1', 0.75, '2024-05-01T11:00:00.000Z')");
+    old.exec("INSERT INTO events (run_id, time, kind, message) VALUES"
+             " (1, '2024-05-01T10:30:00.000Z', 'note', 'kept')");
+  }
+
+  RunStore store(path);
+  EXPECT_EQ(SQLite::Database(path).execAndGet("PRAGMA user_version").getInt(), latest_schema_version());
+  const auto run = store.find_run("1");
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->name, "old");
+  EXPECT_EQ(run->status, "finished");
+  EXPECT_EQ(run->kind, "train");
+  EXPECT_EQ(run->source_run_id, 0);
+  EXPECT_TRUE(run->tags.empty());
+  EXPECT_DOUBLE_EQ(run->final_metrics.at("eval/top1"), 0.75);
+  const auto steps = store.step_timings(1);
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].step, 7);
+  EXPECT_EQ(steps[0].images, 64);
+  EXPECT_DOUBLE_EQ(steps[0].sync_s, 0.03);
+  EXPECT_DOUBLE_EQ(steps[0].total_s, 0.3);
+  EXPECT_EQ(steps[0].rank, 0) << "rows before migration 4 are one process's";
+  EXPECT_EQ(steps[0].bytes_sent, 0) << "rows before migration 5 sent nothing recorded";
+  const auto events = store.events(1);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].message, "kept");
+  const auto id = store.begin_run(sample_run("new"));
+  EXPECT_EQ(store.find_run(std::to_string(id))->status, "running");
+}
+
+std::vector<int> earlier_schema_versions() {
+  std::vector<int> versions;
+  for (int v = 1; v < latest_schema_version(); ++v) versions.push_back(v);
+  return versions;
+}
+
+INSTANTIATE_TEST_SUITE_P(FromVersion, EveryEarlierSchema, ::testing::ValuesIn(earlier_schema_versions()));
+
 TEST(RunStoreMigrationTest, UpgradesAVersion2StoreInPlaceAndOnlyOnce) {
   ScratchDir dir;
   const std::string path = dir.file("v2.db");
