@@ -62,7 +62,11 @@ ExchangeCost CompressedGradientExchange::exchange(const std::vector<CompressedGr
     world = collective_->world_size();
   }
   const auto all = at::stack(gathered);  // [world, message length]
-  std::int64_t value_at = 0, index_at = sent_values.numel();
+  // Every rank's indices back to positions, once for all parameters.
+  const std::int64_t index_count = message.numel() - sent_values.numel();
+  const auto all_positions =
+      all.narrow(1, sent_values.numel(), index_count).contiguous().view(at::kInt).to(at::kLong);
+  std::int64_t value_at = 0, index_at = 0;
   for (std::size_t i = 0; i < messages.size(); ++i) {
     auto& parameter = parameters_[i];
     const std::int64_t count = messages[i].values.numel();
@@ -72,7 +76,7 @@ ExchangeCost CompressedGradientExchange::exchange(const std::vector<CompressedGr
     if (!messages[i].indices.defined()) {
       sum = sent.sum(0);
     } else {
-      const auto positions = all.narrow(1, index_at, count).contiguous().view(at::kInt).reshape({-1}).to(at::kLong);
+      const auto positions = all_positions.narrow(1, index_at, count).reshape({-1});
       index_at += count;
       sum = at::zeros({parameter.numel()}, sent.options()).index_add_(0, positions, sent.reshape({-1}));
     }
