@@ -132,7 +132,7 @@ int describe_command(const std::vector<std::string>& arguments) {
       throw UsageError("describe recipe " + name + ": unknown table (known: " + known + ")");
     }
     if (format == TableFormat::table) {
-      const bool is_list = dot != std::string::npos;
+      const bool is_list = dot != std::string::npos || spec->is_array;
       std::cout << (is_list ? "[[" : "[") << name << (is_list ? "]]: " : "]: ") << spec->doc << "\n";
       if (spec->kind)
         std::cout << "plugin = \"<" << to_string(*spec->kind) << ">\""

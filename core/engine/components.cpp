@@ -140,6 +140,7 @@ std::vector<PluginRecord> plugins_used(const Settings& s, const Registry& regist
                                                           {ComponentKind::lr_schedule, s.schedule.plugin},
                                                           {ComponentKind::gradient_compression, s.compression.plugin}};
   for (const auto& w : s.optimizer.wrappers) used.emplace_back(ComponentKind::optimizer_wrapper, w.plugin);
+  for (const auto& h : s.hooks) used.emplace_back(ComponentKind::hook, h.plugin);
   std::vector<PluginRecord> out;
   for (const auto& [kind, name] : used) {
     const std::string& plugin = registry.component(kind, name).plugin;

@@ -265,6 +265,17 @@ TableSpec component_table(std::string name, std::string doc, ParamSchema schema,
                    std::move(lists), std::move(entries_rule)};
 }
 
+// [[hooks]]: any number, in order; they watch training and never change it.
+TableSpec hooks_table() {
+  TableSpec spec = component_table("hooks",
+                                   "hooks that watch training, in order: log_every_n_steps, stop_at_step, "
+                                   "print_model_statistics, profile",
+                                   {}, ComponentKind::hook, "");
+  spec.is_array = true;
+  spec.resume_safe_keys = {"*"};
+  return spec;
+}
+
 }  // namespace
 
 const std::vector<TableSpec>& recipe_tables() {
@@ -297,6 +308,7 @@ const std::vector<TableSpec>& recipe_tables() {
                       "what each rank sends of its gradients: none (dense all-reduce) or dgc (Deep Gradient "
                       "Compression's top-k with local accumulation)",
                       {}, ComponentKind::gradient_compression, "none"),
+      hooks_table(),
   };
   return tables;
 }

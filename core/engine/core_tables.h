@@ -37,6 +37,9 @@ struct TableSpec {
   // training trajectory (log cadence, checkpoint interval, evaluation);
   // "*": every key of the table. Any other changed key refuses the resume.
   std::vector<std::string> resume_safe_keys = {};
+  // A top-level array of tables ([[hooks]]): each entry is resolved by this
+  // spec, and the recipe keeps them as the list of the same name.
+  bool is_array = false;
 };
 
 // Every top-level table, in the order a resolved recipe prints them.

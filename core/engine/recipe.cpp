@@ -61,13 +61,18 @@ class RecipeReader {
       if (!find_table(name)) {
         problem(at(node, key.source()) + "unknown table [" + name + "]" + did_you_mean(name, table_names()) +
                 " (known: " + join(table_names()) + ")");
-      } else if (!node.is_table()) {
+      } else if (!find_table(name)->is_array && !node.is_table()) {
         problem(at(node) + "'" + name + "' must be a table ([" + name + "]), got " + toml_type_name(node));
       }
     }
   }
 
   TableValues table(const TableSpec& spec) {
+    if (spec.is_array) {
+      TableValues entries;
+      entries.lists[spec.name] = resolve_list(spec, &root_, "");
+      return entries;
+    }
     return resolve(spec, root_[spec.name].as_table(), spec.name, "[" + spec.name + "]");
   }
 
@@ -182,7 +187,7 @@ class RecipeReader {
     std::vector<TableValues> out;
     const toml::node* node = parent ? parent->get(spec.name) : nullptr;
     if (!node) return out;
-    const std::string path = parent_path + "." + spec.name;
+    const std::string path = parent_path.empty() ? spec.name : parent_path + "." + spec.name;
     const auto* array = node->as_array();
     if (!array) {
       problem(at(*node) + "'" + path + "' must be an array of tables ([[" + path + "]]), got " + toml_type_name(*node));

@@ -73,6 +73,11 @@ void apply_overrides(toml::table& root, const std::vector<Override>& overrides, 
       const std::string& segment = o.path[i];
       walked += (walked.empty() ? "" : ".") + segment;
       toml::node* child = table->get(segment);
+      // hooks.0.plugin=... where the recipe has no [[hooks]]: a new array of tables.
+      if (!child && i + 2 < o.path.size() && as_index(o.path[i + 1]) == std::optional<std::size_t>(0)) {
+        table->insert_or_assign(segment, toml::array{});
+        child = table->get(segment);
+      }
       if (!child) {
         table->insert_or_assign(segment, toml::table{});
         table = table->get(segment)->as_table();

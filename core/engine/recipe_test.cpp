@@ -25,6 +25,7 @@ class RecipeTest : public ::testing::Test {
                               nullptr);
     registry.lr_schedules().add("fixed", "constant", {}, nullptr);
     registry.gradient_compressors().add("none", "dense all-reduce", {}, nullptr);
+    registry.hooks().add("watch", "test hook", {int_param("every", 10, "updates").at_least(1)}, nullptr);
     ParamSchema piecewise{real_list_param("boundaries", std::vector<double>{}, "where"),
                           real_list_param("factors", std::vector<double>{1.0}, "how much"),
                           string_param("unit", "epoch", "unit").one_of({"epoch", "step"})};
@@ -257,6 +258,31 @@ TEST_F(RecipeTest, FlattenedValuesRoundTripFloatsExactly) {
   EXPECT_EQ(std::stod(rows.at("optimizer.beta1")), 0.1);
   EXPECT_EQ(rows.at("optimizer.plugin"), "adam");
   EXPECT_EQ(rows.at("precision.mode"), "fp32");
+}
+
+// [[hooks]], a top-level array of tables: entries in order in the resolved
+// recipe and the flattened rows (hooks.<i>.<key>), --set appends or edits one.
+TEST_F(RecipeTest, HooksAreATopLevelArrayOfTables) {
+  std::string text = kValid;
+  text += "[[hooks]]\nplugin = \"watch\"\n[[hooks]]\nplugin = \"watch\"\nevery = 3\n";
+  const Recipe first = load_recipe(write(text), parse_overrides({"hooks.2.plugin=watch", "hooks.0.every=5"}), registry);
+  const std::string resolved = first.resolved_toml();
+  EXPECT_NE(resolved.find("[[hooks]]\nplugin = \"watch\"\nevery = 5\n\n[[hooks]]\nplugin = \"watch\"\nevery = 3\n\n"
+                          "[[hooks]]\nplugin = \"watch\"\nevery = 10\n"),
+            std::string::npos)
+      << resolved;
+  const Recipe second = load_recipe(write(resolved), {}, registry);
+  EXPECT_EQ(first.flattened(), second.flattened());
+  const auto flattened = first.flattened();
+  const std::map<std::string, std::string> rows(flattened.begin(), flattened.end());
+  EXPECT_EQ(rows.at("hooks.1.every"), "3");
+  EXPECT_EQ(rows.at("hooks.2.plugin"), "watch");
+  EXPECT_EQ(settings_of(first).hooks.size(), 3u);
+  EXPECT_NE(error_of(std::string(kValid) + "[hooks]\nplugin = \"watch\"\n")
+                .find("'hooks' must be an array of tables ([[hooks]]), got table"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kValid) + "[[hooks]]\nplugin = \"wach\"\n").find("did you mean 'watch'"),
+            std::string::npos);
 }
 
 }  // namespace

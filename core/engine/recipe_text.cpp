@@ -48,13 +48,25 @@ void flatten_table(std::vector<std::pair<std::string, std::string>>& out, const 
 std::string Recipe::resolved_toml() const {
   std::ostringstream out;
   out << "schema_version = " << kRecipeSchemaVersion << "\n";
-  for (const auto& spec : recipe_tables()) write_table(out, spec, table(spec.name), spec.name, false);
+  for (const auto& spec : recipe_tables()) {
+    if (!spec.is_array) write_table(out, spec, table(spec.name), spec.name, false);
+    else
+      for (const auto& entry : table(spec.name).list(spec.name)) write_table(out, spec, entry, spec.name, true);
+  }
   return out.str();
 }
 
 std::vector<std::pair<std::string, std::string>> Recipe::flattened() const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& spec : recipe_tables()) flatten_table(out, spec, table(spec.name), spec.name + ".");
+  for (const auto& spec : recipe_tables()) {
+    if (!spec.is_array) {
+      flatten_table(out, spec, table(spec.name), spec.name + ".");
+      continue;
+    }
+    const auto& entries = table(spec.name).list(spec.name);
+    for (std::size_t i = 0; i < entries.size(); ++i)
+      flatten_table(out, spec, entries[i], spec.name + "." + std::to_string(i) + ".");
+  }
   return out;
 }
 

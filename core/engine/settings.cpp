@@ -107,6 +107,7 @@ Settings settings_of(const Recipe& recipe) {
                exporting.integer("max_batch_size")};
   const auto& distributed = recipe.table("distributed").core;
   s.distributed = {distributed.string("backend"), distributed.real("bucket_size_mb"), distributed.real("timeout_s")};
+  for (const auto& hook : recipe.table("hooks").list("hooks")) s.hooks.push_back({hook.plugin, hook.component});
   const auto& compression = recipe.table("gradient_compression");
   s.compression = {compression.plugin, compression.component};
   s.db = recipe.table("log").core.string("db");

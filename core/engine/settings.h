@@ -38,7 +38,8 @@ struct ParameterGroupRule {
   double weight_decay_scale = 1.0;
 };
 
-struct WrapperChoice {
+// A component named in an array of tables ([[optimizer.wrappers]], [[hooks]]).
+struct ComponentChoice {
   std::string plugin;
   Params params;
 };
@@ -52,7 +53,7 @@ struct OptimizerSettings {
   std::vector<std::string> no_decay_patterns;
   std::vector<std::regex> no_decay;
   std::vector<ParameterGroupRule> groups;
-  std::vector<WrapperChoice> wrappers;
+  std::vector<ComponentChoice> wrappers;
 };
 
 struct ScheduleSettings {
@@ -128,6 +129,7 @@ struct Settings {
   ExportSettings export_;
   DistributedSettings distributed;
   CompressionSettings compression;
+  std::vector<ComponentChoice> hooks;  // in recipe order
   std::string db;
   std::string progress = "auto";
   double flush_seconds = 10.0;  // step rows reach the store at least this often

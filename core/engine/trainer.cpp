@@ -26,6 +26,7 @@
 #include "progress_line.h"
 #include "resume.h"
 #include "run_failure.h"
+#include "run_hooks.h"
 #include "run_identity.h"
 #include "serving_export.h"
 #include "settings.h"
@@ -46,7 +47,7 @@ class TrainingRun {
  public:
   TrainingRun(const Recipe& recipe, const Settings& s, TrainingComponents& c, RunStore& store, std::int64_t run_id,
               const ComputeSetup& compute, const TrainOptions& options, const StopSignal& stop,
-              Checkpointer& checkpointer, const CheckpointMeta* resume)
+              Checkpointer& checkpointer, RunHooks& hooks, const CheckpointMeta* resume)
       : recipe_(recipe),
         s_(s),
         c_(c),
@@ -63,11 +64,13 @@ class TrainingRun {
         stop_(stop),
         stop_after_micro_batches_(options.stop_after_micro_batches),
         checkpointer_(checkpointer),
+        hooks_(hooks),
         collective_(options.collective),
         leader_(!collective_ || collective_->rank() == 0) {
     for (const auto& group : c.groups)
       for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
     if (c.compressor) exchange_ = std::make_unique<CompressedGradientExchange>(collective_, parameters_);
+    hooks_.set_printer([this](const std::string& line) { progress_.message(line); });
     if (resume) restore(*resume, options.resume_from);
     if (collective_) {
       // Every rank starts from rank 0's weights (the same seed gives the same
@@ -114,15 +117,24 @@ class TrainingRun {
   }
 
   RunStatus run() {
-    last_step_end_ = Clock::now();
     const std::int64_t U = c_.updates_per_epoch;
+    const DatasetInfo info = c_.train_set->info();
+    hooks_.train_begins(TrainBegin{*c_.model,
+                                   {info.channels, info.height, info.width, info.num_classes},
+                                   s_.run.batch_size,
+                                   update_,
+                                   c_.total_updates,
+                                   U,
+                                   device_},
+                        last_epoch_);
+    last_step_end_ = Clock::now();
     // Stopped after an epoch's last update but before its evaluation: do it now.
     if (update_ > 0 && update_ % U == 0 && resume_micro_ == 0 && evaluated_at_step_ != update_ &&
         eval_due(update_ / U))
       run_eval(update_ / U);
     for (std::int64_t epoch = update_ / U; epoch < c_.epochs && update_ < c_.total_updates; ++epoch) {
       train_epoch(epoch);
-      if (stopped_) break;
+      if (stopped_ || hooks_.stop_reason()) break;
       if (eval_due(epoch + 1)) run_eval(epoch + 1);
       if (checkpointer_.due_after_epoch(epoch + 1) && update_ < c_.total_updates) save_checkpoint("epoch");
     }
@@ -138,11 +150,18 @@ class TrainingRun {
       if (s_.checkpoint.on_signal) save_checkpoint("signal");
       progress_.message("interrupted: " + why + "; run recorded as interrupted" +
                         (checkpointer_.newest().empty() ? "" : "; continue it with --resume"));
+      hooks_.train_ended(TrainEnd{update_, TrainEndReason::interrupted}, last_epoch_);
       return RunStatus::interrupted;
     }
-    if (evaluator_ && evaluated_at_step_ != update_) run_eval(c_.epochs);
+    // A hook's stop ends the run as its last update would: within the epoch
+    // it reached, evaluated and saved.
+    const bool hook_stopped = hooks_.stop_reason().has_value() && update_ < c_.total_updates;
+    if (hook_stopped) progress_.message("stopped at step " + std::to_string(update_) + ": " + *hooks_.stop_reason());
+    if (evaluator_ && evaluated_at_step_ != update_) run_eval(hook_stopped ? last_epoch_ : c_.epochs);
     if (s_.checkpoint.at_end) save_checkpoint("end");
     progress_.finish();
+    hooks_.train_ended(TrainEnd{update_, hook_stopped ? TrainEndReason::stopped_by_hook : TrainEndReason::finished},
+                       last_epoch_);
     return RunStatus::finished;
   }
 
@@ -289,6 +308,8 @@ class TrainingRun {
         stopped_ = true;
         return;
       }
+      if (hooks_.stop_reason()) return;
+      hooks_.update_begins(update_ + 1);
       StepTiming timing;
       share_rank0_buffers();
       const std::int64_t first_micro = resume_micro_;
@@ -344,6 +365,9 @@ class TrainingRun {
       if (collective_ && (update_ % s_.run.log_every == 0 || update_ == c_.total_updates))
         gather_rank_rows(epoch + 1);
       progress_.update({epoch + 1, c_.epochs, update_, c_.total_updates, recent_loss_, lr}, timing.images);
+      if (!hooks_.empty())
+        hooks_.update_ended(StepView{update_, c_.total_updates, epoch + 1, lr, loss, timing.images, timing.total_s,
+                                     timing.data_wait_s});
       const auto reason = collective_ ? checkpointer_.due_after_update(update_, agreed_time_checkpoint_)
                                       : checkpointer_.due_after_update(update_);
       if (reason && update_ < c_.total_updates)
@@ -572,6 +596,7 @@ class TrainingRun {
   const StopSignal& stop_;
   const std::int64_t stop_after_micro_batches_;
   Checkpointer& checkpointer_;
+  RunHooks& hooks_;
   Collective* const collective_;  // null when training alone
   const bool leader_;             // records the run: alone, or rank 0
   std::unique_ptr<GradientReducer> reducer_;             // dense all-reduce, without a compressor
@@ -614,6 +639,24 @@ std::string transfer_summary(const std::vector<TensorRecord>& records) {
     if (names.size() > 6) out += " ...";
   }
   return out;
+}
+
+// What every rank's hooks are told: their rank, and the job's run (rank 0's
+// id: the other ranks record into scratch stores of their own).
+HookContext hook_context(const TrainOptions& options, const RunStore& store, std::int64_t run_id) {
+  HookContext context;
+  context.run_id = run_id;
+  if (options.collective) {
+    context.rank = options.collective->rank();
+    context.world_size = options.collective->world_size();
+    auto id = at::full({1}, static_cast<double>(run_id), at::TensorOptions().dtype(at::kDouble))
+                  .to(options.collective->device());
+    options.collective->broadcast_in_place({id});
+    context.run_id = static_cast<std::int64_t>(id.item<double>());
+  }
+  const std::string root = options.artifact_root.empty() ? artifact_root_beside(store.path()) : options.artifact_root;
+  context.artifact_dir = (std::filesystem::path(root) / ("run-" + std::to_string(context.run_id))).string();
+  return context;
 }
 
 // [export]: the finished run's model, served as it was evaluated last.
@@ -704,7 +747,8 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     }
     Checkpointer checkpointer(s.checkpoint, run_checkpoint_directory(checkpoint_dir_root, outcome.run_id), store,
                               outcome.run_id);
-    TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer,
+    RunHooks hooks(s.hooks, registry, hook_context(options, store, outcome.run_id), store, outcome.run_id);
+    TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer, hooks,
                     resume ? &*resume : nullptr);
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
     outcome.status = run.run();

@@ -39,6 +39,9 @@ struct TrainOptions {
   // the export; the other ranks take the same steps on their own shard of
   // every batch and record only into the (scratch) store they are given.
   Collective* collective = nullptr;
+  // Where hooks write files (profiles): <artifact_root>/run-<id>, with rank
+  // 0's run id on every rank. "": "artifacts" beside the run store.
+  std::string artifact_root;
 };
 
 // Builds the recipe's components, trains, evaluates, and records everything

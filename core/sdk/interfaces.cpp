@@ -3,6 +3,7 @@
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "orchestrate/gradient_compression.h"
+#include "orchestrate/hook.h"
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
@@ -17,6 +18,12 @@ LrSchedule::~LrSchedule() = default;
 GradientCompressor::~GradientCompressor() = default;
 std::map<std::string, at::Tensor> GradientCompressor::state() const { return {}; }
 void GradientCompressor::load_state(const std::map<std::string, at::Tensor>&) {}
+HookSink::~HookSink() = default;
+Hook::~Hook() = default;
+void Hook::on_train_begin(const TrainBegin&, HookSink&) {}
+void Hook::before_update(std::int64_t) {}
+void Hook::after_update(const StepView&, HookSink&) {}
+void Hook::on_train_end(const TrainEnd&, HookSink&) {}
 OptimizerWrapper::~OptimizerWrapper() = default;
 void OptimizerWrapper::before_step(UpdateView&) {}
 void OptimizerWrapper::after_step(UpdateView&) {}

@@ -12,13 +12,14 @@ const char* to_string(ComponentKind kind) {
     case ComponentKind::optimizer_wrapper: return "optimizer_wrapper";
     case ComponentKind::lr_schedule: return "lr_schedule";
     case ComponentKind::gradient_compression: return "gradient_compression";
+    case ComponentKind::hook: return "hook";
   }
   return "?";
 }
 
 std::vector<ComponentKind> all_component_kinds() {
   return {ComponentKind::dataset, ComponentKind::model, ComponentKind::optimizer, ComponentKind::optimizer_wrapper,
-          ComponentKind::lr_schedule, ComponentKind::gradient_compression};
+          ComponentKind::lr_schedule, ComponentKind::gradient_compression, ComponentKind::hook};
 }
 
 namespace {
@@ -81,7 +82,8 @@ Registry::Registry()
       optimizers_(ComponentKind::optimizer, &current_plugin_),
       optimizer_wrappers_(ComponentKind::optimizer_wrapper, &current_plugin_),
       lr_schedules_(ComponentKind::lr_schedule, &current_plugin_),
-      gradient_compressors_(ComponentKind::gradient_compression, &current_plugin_) {}
+      gradient_compressors_(ComponentKind::gradient_compression, &current_plugin_),
+      hooks_(ComponentKind::hook, &current_plugin_) {}
 
 Registry::~Registry() = default;
 
@@ -93,6 +95,7 @@ std::vector<const ComponentInfo*> Registry::components(ComponentKind kind) const
     case ComponentKind::optimizer_wrapper: return optimizer_wrappers_.infos();
     case ComponentKind::lr_schedule: return lr_schedules_.infos();
     case ComponentKind::gradient_compression: return gradient_compressors_.infos();
+    case ComponentKind::hook: return hooks_.infos();
   }
   return {};
 }

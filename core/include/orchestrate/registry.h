@@ -31,13 +31,15 @@ class LrSchedule;
 class OptimizerWrapper;
 class GradientCompressor;
 struct CompressionContext;
+class Hook;
+struct HookContext;
 struct ModelInput;
 struct ScheduleContext;
 struct OptimizerContext;
 struct WrapperContext;
 enum class DatasetSplit;
 
-enum class ComponentKind { dataset, model, optimizer, optimizer_wrapper, lr_schedule, gradient_compression };
+enum class ComponentKind { dataset, model, optimizer, optimizer_wrapper, lr_schedule, gradient_compression, hook };
 ORCHESTRATE_API const char* to_string(ComponentKind kind);
 ORCHESTRATE_API std::vector<ComponentKind> all_component_kinds();
 
@@ -53,6 +55,7 @@ using LrScheduleFactory = std::function<std::unique_ptr<LrSchedule>(const Params
 // built-in "none").
 using GradientCompressorFactory =
     std::function<std::unique_ptr<GradientCompressor>(const Params&, const CompressionContext&)>;
+using HookFactory = std::function<std::unique_ptr<Hook>(const Params&, const HookContext&)>;
 
 // Declared at registration; checked by the host against the wrapper chain.
 struct WrapperRules {
@@ -203,6 +206,8 @@ class ORCHESTRATE_API Registry {
   const ComponentRegistry<GradientCompressorFactory, CompressionRules>& gradient_compressors() const {
     return gradient_compressors_;
   }
+  ComponentRegistry<HookFactory>& hooks() { return hooks_; }
+  const ComponentRegistry<HookFactory>& hooks() const { return hooks_; }
 
   // Kind-independent views, for listing, describing and recipe validation.
   std::vector<const ComponentInfo*> components(ComponentKind kind) const;
@@ -226,6 +231,7 @@ class ORCHESTRATE_API Registry {
   ComponentRegistry<OptimizerWrapperFactory, WrapperRules> optimizer_wrappers_;
   ComponentRegistry<LrScheduleFactory> lr_schedules_;
   ComponentRegistry<GradientCompressorFactory, CompressionRules> gradient_compressors_;
+  ComponentRegistry<HookFactory> hooks_;
 };
 
 }  // namespace orchestrate

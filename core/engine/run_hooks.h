@@ -1,0 +1,65 @@
+// The recipe's [[hooks]] for one training run: builds them, calls them in
+// recipe order, and is their sink, so a hook reaches the run store and the
+// progress line only through what HookSink allows.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "orchestrate/hook.h"
+#include "run_store.h"
+#include "settings.h"
+
+namespace orchestrate {
+
+// Where hooks' files go when nothing else is said: "artifacts" beside the run
+// store (checkpoints go to "checkpoints" beside it).
+std::string artifact_root_beside(const std::string& store_path);
+
+class RunHooks final : public HookSink {
+ public:
+  using PrintLine = std::function<void(const std::string&)>;
+
+  // Builds every [[hooks]] entry; a factory's error names its entry. What the
+  // hooks send is recorded under `run_id` in `store` (this process's record
+  // of the run, which for ranks 1.. is a scratch store with its own ids).
+  RunHooks(const std::vector<ComponentChoice>& choices, const Registry& registry, const HookContext& context,
+           RunStore& store, std::int64_t run_id);
+  // Where print() goes (the progress line's stream); nowhere until set.
+  void set_printer(PrintLine print) { print_ = std::move(print); }
+
+  bool empty() const { return hooks_.empty(); }
+
+  // Each forwards to every hook in order. `epoch` is where metrics land.
+  void train_begins(const TrainBegin& run, std::int64_t epoch);
+  void update_begins(std::int64_t step);
+  void update_ended(const StepView& step);
+  void train_ended(const TrainEnd& end, std::int64_t epoch);
+
+  // The first stop a hook asked for, if any.
+  const std::optional<std::string>& stop_reason() const { return stop_reason_; }
+
+  // HookSink
+  void metric(const std::string& name, double value) override;
+  void event(const std::string& kind, const std::string& message) override;
+  void print(const std::string& line) override;
+  void request_stop(const std::string& reason) override;
+
+ private:
+  template <class Call>
+  void each(const char* what, Call call);
+
+  std::vector<std::unique_ptr<Hook>> hooks_;
+  std::vector<std::string> labels_;  // "[[hooks]] entry 0 (profile)"
+  RunStore& store_;
+  std::int64_t run_id_;
+  PrintLine print_;
+  std::int64_t step_ = 0, epoch_ = 0;  // where the current call's metrics land
+  std::optional<std::string> stop_reason_;
+};
+
+}  // namespace orchestrate
