@@ -19,6 +19,8 @@ const std::vector<Command>& commands() {
       {"show", "everything recorded about a run: orchestrate show RUN", show_command},
       {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]...", compare_command},
       {"report", "reports over recorded runs: orchestrate report throughput [RUN]...", report_command},
+      {"plot", "runs' curves as a picture: orchestrate plot RUN... --metric M[,M...] -o FILE.svg|png [--scaling]",
+       plot_command},
       {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN", checkpoints_command},
       {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH",
        weights_command},
