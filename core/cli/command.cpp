@@ -24,7 +24,10 @@ const std::vector<Command>& commands() {
       {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN", checkpoints_command},
       {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH",
        weights_command},
-      {"export", "a model for serving: orchestrate export serving RUN|CHECKPOINT --out DIR", export_command},
+      {"export",
+       "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT --out DIR | "
+       "tensorboard RUN... DIR",
+       export_command},
       {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE...", predict_command},
   };
   return table;

@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "checkpoint_argument.h"
 #include "command.h"
+#include "export_tensorboard_command.h"
 #include "image_decode.h"
 #include "model_repository.h"
 #include "options.h"
@@ -91,8 +92,11 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 int export_command(const std::vector<std::string>& arguments) {
+  // tensorboard takes several runs and a directory, not serving's one source and --out.
+  if (!arguments.empty() && arguments.front() == "tensorboard")
+    return export_tensorboard_command({arguments.begin() + 1, arguments.end()});
   po::options_description options("export options");
-  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving")(
+  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, tensorboard")(
       "source", po::value<std::string>()->required(), "run id or name, or checkpoint directory")(
       "out", po::value<std::string>(), "serving: the model repository directory")(
       "name", po::value<std::string>()->default_value(""), "serving: the model's directory name (default: the run name)")(
@@ -107,7 +111,7 @@ int export_command(const std::vector<std::string>& arguments) {
     return 0;
   const std::string target = values["target"].as<std::string>();
   if (target == "serving") return export_serving(values);
-  throw UsageError("export: unknown target '" + target + "' (known: serving)");
+  throw UsageError("export: unknown target '" + target + "' (known: serving, tensorboard)");
 }
 
 int predict_command(const std::vector<std::string>& arguments) {
