@@ -29,10 +29,20 @@ namespace fs = std::filesystem;
 // people, colour-blind ones included, for the first several runs.
 constexpr std::array<const char*, 10> kColours = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
                                                   "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
+// The picture's layout, in pixels: a title, the legend under it (two runs a
+// row), then the panels one above the other.
 constexpr int kWidthPx = 1100;
-constexpr int kPanelHeightPx = 340;
-constexpr int kOnlyPanelHeightPx = 520;  // one panel alone gets the height of a usual picture
-constexpr int kTitleHeightPx = 50;
+constexpr int kTitleHeightPx = 45;
+constexpr int kMostKeyColumns = 3;
+constexpr int kKeyEntryPx = 70;          // a legend entry's sample line and gaps
+constexpr int kKeyCharacterPx = 9;       // a character of legend text as gnuplot reckons it (13 pt SVG)
+constexpr int kKeyRowHeightPx = 22;
+constexpr int kKeyGapPx = 20;
+constexpr int kPanelHeightPx = 300;
+constexpr int kOnlyPanelHeightPx = 460;  // one panel alone gets the height of a usual picture
+constexpr int kPanelTitlePx = 30;       // a panel's title, above its plot
+constexpr int kPanelGapPx = 105;        // the x tics and label of one panel, and the title of the next
+constexpr int kBottomMarginPx = 60;     // the last x tics and label
 
 // A gnuplot single-quoted string: nothing is special in one but the quote, written twice.
 std::string quoted(const std::string& text) {
@@ -56,6 +66,22 @@ std::string data_file(std::size_t panel, std::size_t curve) {
 }
 std::string labels_file(std::size_t panel, std::size_t curve) {
   return "labels_" + std::to_string(panel) + "_" + std::to_string(curve) + ".dat";
+}
+
+// The legend lists the curves of the panel that has the most, as many a row
+// as the longest label lets fit across the picture.
+int legend_columns(const Chart& chart) {
+  std::size_t longest = 0;
+  for (const Panel& panel : chart.panels)
+    for (const Curve& curve : panel.curves) longest = std::max(longest, curve.label.size());
+  const int entry_px = kKeyEntryPx + kKeyCharacterPx * static_cast<int>(longest);
+  return std::clamp((kWidthPx - 100) / entry_px, 1, kMostKeyColumns);
+}
+int legend_rows(const Chart& chart) {
+  std::size_t entries = 0;
+  for (const Panel& panel : chart.panels) entries = std::max(entries, panel.curves.size());
+  const int columns = legend_columns(chart);
+  return (static_cast<int>(entries) + columns - 1) / columns;
 }
 
 std::string curve_style(const Curve& curve) {
@@ -136,6 +162,14 @@ void move_into_place(const fs::path& from, const fs::path& to) {
 
 }  // namespace
 
+int chart_height_px(const Chart& chart) {
+  const int key_rows = legend_rows(chart);
+  const int panels = static_cast<int>(chart.panels.size());
+  return kTitleHeightPx + kKeyRowHeightPx * key_rows + kKeyGapPx + kPanelTitlePx +
+         (panels == 1 ? kOnlyPanelHeightPx : kPanelHeightPx * panels + kPanelGapPx * (panels - 1)) +
+         kBottomMarginPx;
+}
+
 PictureFormat picture_format_of(const std::string& path) {
   std::string extension = fs::path(path).extension().string();
   std::transform(extension.begin(), extension.end(), extension.begin(),
@@ -158,9 +192,18 @@ std::string find_gnuplot() {
 }
 
 std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::string& output) {
-  const int height = kTitleHeightPx + (chart.panels.size() == 1 ? kOnlyPanelHeightPx
-                                                                 : kPanelHeightPx * static_cast<int>(chart.panels.size()));
+  // One legend for the whole chart, under its title: a run has one colour in
+  // every panel, so the panels need not repeat it and can use the full width.
+  // It lists the curves of the panel that has the most.
+  std::size_t key_panel = 0;
+  for (std::size_t p = 0; p < chart.panels.size(); ++p)
+    if (chart.panels[p].curves.size() > chart.panels[key_panel].curves.size()) key_panel = p;
+  const int top_px = kTitleHeightPx + kKeyRowHeightPx * legend_rows(chart) + kKeyGapPx + kPanelTitlePx;
+  const int height = chart_height_px(chart);
+  auto fraction = [&](int px) { return static_cast<double>(px) / height; };
+
   std::ostringstream s;
+  s << std::setprecision(4);
   // noenhanced: metric names and recipe keys are full of '_', which enhanced
   // text would turn into subscripts.
   if (format == PictureFormat::svg)
@@ -170,17 +213,22 @@ std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::
   s << "set output " << quoted(output) << "\n"
     << "set encoding utf8\n"
     << "set grid xtics ytics lc rgb '#dddddd'\n"
-    << "set border 3\nset tics nomirror\n"
-    << "set key outside right top vertical Left reverse noautotitle samplen 4 spacing 1.3\n"
-    << "set lmargin 12\nset rmargin at screen 0.66\n";
+    << "set border 3\nset tics nomirror\n";
   // Every x here (step, epoch, time, workers) starts at 0, so do the axes:
   // panels line up, and the ideal scaling line points back to the origin.
   s << "set xrange [0:*]\n";
   if (chart.whole_number_x) s << "set xtics 1\nset offsets 0, graph 0.08, graph 0.12, 0\n";
   else s << "set autoscale xfixmax\n";
-  s << "set multiplot layout " << chart.panels.size() << ",1 title " << quoted(chart.title) << " font ',15'\n";
+  s << "set multiplot layout " << chart.panels.size() << ",1 title " << quoted(chart.title) << " font ',15'"
+    << " margins screen 0.08, 0.97, " << fraction(kBottomMarginPx) << ", " << 1 - fraction(top_px)
+    << " spacing screen 0, " << fraction(kPanelGapPx) << "\n";
   for (std::size_t p = 0; p < chart.panels.size(); ++p) {
     const Panel& panel = chart.panels[p];
+    if (p == key_panel)
+      s << "set key at screen 0.5, screen " << 1 - fraction(kTitleHeightPx) << " center top horizontal maxcols "
+        << legend_columns(chart) << " maxrows " << legend_rows(chart) << " Left reverse noautotitle samplen 4 width 3\n";
+    else
+      s << "unset key\n";
     s << "set title " << quoted(panel.title) << " font ',13'\n"
       << "set xlabel " << quoted(chart.x_label) << "\n"
       << "set ylabel " << quoted(panel.y_label) << "\n"

@@ -23,6 +23,10 @@ std::string find_gnuplot();
 // fails is an Error with the first line gnuplot printed.
 void draw_chart(const Chart& chart, const std::string& path);
 
+// The picture's height: the title, a legend row per two runs, the panels.
+// (Its width is always 1100 pixels.)
+int chart_height_px(const Chart& chart);
+
 // The gnuplot script that draws `chart` from the data files data_<panel>_<curve>.dat
 // (written beside it by draw_chart) into `output`: separate so tests can read it.
 std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::string& output);

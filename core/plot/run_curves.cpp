@@ -80,7 +80,7 @@ std::string y_label(const std::string& metric, std::size_t images_per_s_window) 
 // Steps per point of the images/s curve: a point per step up to
 // kMostImagesPerSecondPoints steps, beyond that the steps of a window taken
 // together, so a long run draws a readable line rather than a band of noise.
-constexpr std::size_t kMostImagesPerSecondPoints = 200;
+constexpr std::size_t kMostImagesPerSecondPoints = 60;
 std::size_t images_per_s_window(const std::vector<ChartedRun>& runs) {
   std::size_t most_steps = 0;
   for (const ChartedRun& run : runs) most_steps = std::max(most_steps, run.steps.size());

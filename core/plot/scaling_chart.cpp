@@ -32,8 +32,8 @@ Chart scaling_chart(const std::vector<ThroughputRow>& rows) {
   const double per_worker = base.median_images_per_s / std::max(1, base.workers);
 
   Curve measured{"measured: median images/s of a steady-state step", {}, CurveStyle::line_and_points, 0, {}};
-  Curve ideal{"ideal: " + base.name + " #" + std::to_string(base.run_id) + " x workers / " +
-                  std::to_string(base.workers),
+  Curve ideal{"ideal: linear from " + base.name + " #" + std::to_string(base.run_id) + " (" +
+                  std::to_string(base.workers) + (base.workers == 1 ? " worker)" : " workers)"),
               {}, CurveStyle::dashed_reference, 0, {}};
   for (const ThroughputRow& row : by_workers) {
     measured.points.emplace_back(row.workers, row.median_images_per_s);

@@ -26,7 +26,7 @@ TEST(ScalingChartTest, MeasuredPointsBesideTheIdealLineFromTheSmallestRun) {
   const Curve& ideal = curves[0];
   const Curve& measured = curves[1];
   EXPECT_EQ(ideal.style, CurveStyle::dashed_reference);
-  EXPECT_EQ(ideal.label, "ideal: w1 #5 x workers / 1");
+  EXPECT_EQ(ideal.label, "ideal: linear from w1 #5 (1 worker)");
   EXPECT_EQ(ideal.points, (std::vector<std::pair<double, double>>{{1, 1000}, {2, 2000}, {4, 4000}}));
   EXPECT_EQ(measured.points, (std::vector<std::pair<double, double>>{{1, 1000}, {2, 1900}, {4, 3000}}));
   EXPECT_EQ(measured.point_labels, (std::vector<std::string>{"100%", "95%", "75%"}));
