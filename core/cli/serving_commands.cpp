@@ -107,7 +107,10 @@ int export_command(const std::vector<std::string>& arguments) {
   po::positional_options_description positional;
   positional.add("target", 1).add("source", 1);
   po::variables_map values;
-  if (!parse_options("export", "serving RUN|CHECKPOINT --out DIR [options]", options, positional, arguments, values))
+  if (!parse_options("export",
+                     "serving RUN|CHECKPOINT --out DIR [options]\n"
+                     "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)",
+                     options, positional, arguments, values))
     return 0;
   const std::string target = values["target"].as<std::string>();
   if (target == "serving") return export_serving(values);

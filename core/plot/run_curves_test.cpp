@@ -60,6 +60,28 @@ TEST(RunCurvesTest, EpochsAreFractionalAndTimeCountsFromTheRunsStart) {
   EXPECT_DOUBLE_EQ(by_time.panels[1].curves[0].points[0].first, 3.5) << "setup, then the first step";
 }
 
+TEST(RunCurvesTest, ImagesPerSecondOfALongRunIsOverWindowsOfSteps) {
+  ChartedRun run = charted_run(1, "0.1");
+  run.steps.clear();
+  for (std::int64_t step = 1; step <= 130; ++step) {
+    StepTiming timing;
+    timing.step = step;
+    timing.epoch = 1;
+    timing.images = 100;
+    timing.total_s = step % 2 == 0 ? 0.5 : 0.25;
+    run.steps.push_back(timing);
+  }
+  const Chart chart = run_curves_chart({run}, {"images_per_s"}, XAxis::step);
+  EXPECT_EQ(chart.panels[0].y_label, "images/s (per 3 steps)") << "at most 60 points";
+  EXPECT_TRUE(chart.panels[0].y_from_zero);
+  const auto& points = chart.panels[0].curves[0].points;
+  ASSERT_EQ(points.size(), 44u) << "43 windows of 3 steps and one of the last step";
+  EXPECT_DOUBLE_EQ(points[0].first, 3);
+  EXPECT_DOUBLE_EQ(points[0].second, 300 / 1.0) << "300 images in 0.25 + 0.5 + 0.25 s";
+  EXPECT_DOUBLE_EQ(points.back().first, 130);
+  EXPECT_DOUBLE_EQ(points.back().second, 200);
+}
+
 TEST(RunCurvesTest, AMetricNoRunRecordedIsAnErrorListingTheOnesTheyHave) {
   try {
     run_curves_chart({charted_run(1, "0.1")}, {"train/los"}, XAxis::step);
