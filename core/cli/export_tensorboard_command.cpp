@@ -26,7 +26,8 @@ int export_tensorboard_command(const std::vector<std::string>& arguments) {
                      arguments, values))
     return 0;
   // The directory is the last positional; the runs, if any, come before it.
-  std::vector<std::string> paths = values.count("paths") ? values["paths"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  std::vector<std::string> paths =
+      values.count("paths") ? values["paths"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (paths.empty())
     throw UsageError("export tensorboard: give the directory to write, e.g. orchestrate export tensorboard 3 4 tb/");
   const std::string directory = paths.back();

@@ -60,7 +60,8 @@ int plot_command(const std::vector<std::string>& arguments) {
       "metric", po::value<std::string>(),
       "comma-separated metrics, one panel each (default train/loss): any recorded metric (orchestrate show "
       "lists them) or images_per_s, each step's images/s from its timings")(
-      "x", po::value<std::string>(), "what curves are drawn against: step (default), epoch or time (s since the run started)")(
+      "x", po::value<std::string>(),
+      "what curves are drawn against: step (default), epoch or time (s since the run started)")(
       "scaling", po::bool_switch(),
       "instead of curves, steady-state images/s against workers, beside ideal linear scaling from the smallest run")(
       "output,o", po::value<std::string>()->required(), "the picture: FILE.svg or FILE.png");

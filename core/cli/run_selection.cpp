@@ -8,8 +8,8 @@
 namespace orchestrate::cli {
 
 void add_run_selection_options(po::options_description& options) {
-  options.add_options()("last", po::value<std::size_t>(), "the newest N runs")(
-      "name", po::value<std::string>(), "the runs whose name matches this glob");
+  options.add_options()("last", po::value<std::size_t>(), "the newest N runs")("name", po::value<std::string>(),
+                                                                               "the runs whose name matches this glob");
 }
 
 RunSelection run_selection(const po::variables_map& values, std::vector<std::string> ids, const std::string& command) {
@@ -23,10 +23,9 @@ RunSelection run_selection(const po::variables_map& values, std::vector<std::str
 }
 
 RunSelection run_selection(const po::variables_map& values, const std::string& ids_option, const std::string& command) {
-  return run_selection(values,
-                       values.count(ids_option) ? values[ids_option].as<std::vector<std::string>>()
-                                                : std::vector<std::string>{},
-                       command);
+  return run_selection(
+      values, values.count(ids_option) ? values[ids_option].as<std::vector<std::string>>() : std::vector<std::string>{},
+      command);
 }
 
 std::vector<RunSummary> select_runs(const RunStore& store, const RunSelection& selection, const std::string& command) {

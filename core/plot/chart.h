@@ -16,10 +16,10 @@ enum class CurveStyle {
 };
 
 struct Curve {
-  std::string label;  // the legend entry
+  std::string label;                              // the legend entry
   std::vector<std::pair<double, double>> points;  // (x, y), finite, in drawing order
   CurveStyle style = CurveStyle::line;
-  int colour = 0;  // the same index in every panel for the same run, so one legend reads for all
+  int colour = 0;                         // the same index in every panel for the same run, so one legend reads for all
   std::vector<std::string> point_labels;  // empty, or one short text per point, written beside it
 };
 
@@ -32,7 +32,7 @@ struct Panel {
 struct Chart {
   std::string title;
   std::string x_label;
-  std::vector<Panel> panels;  // drawn one above the other, sharing the x axis's meaning
+  std::vector<Panel> panels;    // drawn one above the other, sharing the x axis's meaning
   bool whole_number_x = false;  // x is a count (workers): ticks at whole numbers, room beside the last point
 };
 

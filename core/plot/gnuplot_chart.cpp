@@ -34,15 +34,15 @@ constexpr std::array<const char*, 10> kColours = {"#1f77b4", "#ff7f0e", "#2ca02c
 constexpr int kWidthPx = 1100;
 constexpr int kTitleHeightPx = 45;
 constexpr int kMostKeyColumns = 3;
-constexpr int kKeyEntryPx = 70;          // a legend entry's sample line and gaps
-constexpr int kKeyCharacterPx = 9;       // a character of legend text as gnuplot reckons it (13 pt SVG)
+constexpr int kKeyEntryPx = 70;     // a legend entry's sample line and gaps
+constexpr int kKeyCharacterPx = 9;  // a character of legend text as gnuplot reckons it (13 pt SVG)
 constexpr int kKeyRowHeightPx = 22;
 constexpr int kKeyGapPx = 20;
 constexpr int kPanelHeightPx = 300;
 constexpr int kOnlyPanelHeightPx = 460;  // one panel alone gets the height of a usual picture
-constexpr int kPanelTitlePx = 30;       // a panel's title, above its plot
-constexpr int kPanelGapPx = 105;        // the x tics and label of one panel, and the title of the next
-constexpr int kBottomMarginPx = 60;     // the last x tics and label
+constexpr int kPanelTitlePx = 30;        // a panel's title, above its plot
+constexpr int kPanelGapPx = 105;         // the x tics and label of one panel, and the title of the next
+constexpr int kBottomMarginPx = 60;      // the last x tics and label
 
 // A gnuplot single-quoted string: nothing is special in one but the quote, written twice.
 std::string quoted(const std::string& text) {
@@ -166,8 +166,7 @@ int chart_height_px(const Chart& chart) {
   const int key_rows = legend_rows(chart);
   const int panels = static_cast<int>(chart.panels.size());
   return kTitleHeightPx + kKeyRowHeightPx * key_rows + kKeyGapPx + kPanelTitlePx +
-         (panels == 1 ? kOnlyPanelHeightPx : kPanelHeightPx * panels + kPanelGapPx * (panels - 1)) +
-         kBottomMarginPx;
+         (panels == 1 ? kOnlyPanelHeightPx : kPanelHeightPx * panels + kPanelGapPx * (panels - 1)) + kBottomMarginPx;
 }
 
 PictureFormat picture_format_of(const std::string& path) {
@@ -209,7 +208,8 @@ std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::
   if (format == PictureFormat::svg)
     s << "set terminal svg size " << kWidthPx << "," << height << " noenhanced font 'Sans,13' background '#ffffff'\n";
   else
-    s << "set terminal pngcairo size " << kWidthPx << "," << height << " noenhanced font 'Sans,11' background '#ffffff'\n";
+    s << "set terminal pngcairo size " << kWidthPx << "," << height
+      << " noenhanced font 'Sans,11' background '#ffffff'\n";
   s << "set output " << quoted(output) << "\n"
     << "set encoding utf8\n"
     << "set grid xtics ytics lc rgb '#dddddd'\n"
@@ -226,14 +226,13 @@ std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::
     const Panel& panel = chart.panels[p];
     if (p == key_panel)
       s << "set key at screen 0.5, screen " << 1 - fraction(kTitleHeightPx) << " center top horizontal maxcols "
-        << legend_columns(chart) << " maxrows " << legend_rows(chart) << " Left reverse noautotitle samplen 4 width 3\n";
-    else
-      s << "unset key\n";
+        << legend_columns(chart) << " maxrows " << legend_rows(chart)
+        << " Left reverse noautotitle samplen 4 width 3\n";
+    else s << "unset key\n";
     s << "set title " << quoted(panel.title) << " font ',13'\n"
       << "set xlabel " << quoted(chart.x_label) << "\n"
       << "set ylabel " << quoted(panel.y_label) << "\n"
-      << (panel.y_from_zero ? "set yrange [0:*]\n" : "set autoscale y\n")
-      << "plot ";
+      << (panel.y_from_zero ? "set yrange [0:*]\n" : "set autoscale y\n") << "plot ";
     for (std::size_t c = 0; c < panel.curves.size(); ++c) {
       const Curve& curve = panel.curves[c];
       if (c > 0) s << ", \\\n     ";
@@ -265,7 +264,8 @@ void draw_chart(const Chart& chart, const std::string& path) {
       for (std::size_t i = 0; i < curve.points.size(); ++i) {
         points << curve.points[i].first << " " << curve.points[i].second << "\n";
         if (i < curve.point_labels.size())
-          labels << curve.points[i].first << " " << curve.points[i].second << " \"" << without_double_quotes(curve.point_labels[i]) << "\"\n";
+          labels << curve.points[i].first << " " << curve.points[i].second << " \""
+                 << without_double_quotes(curve.point_labels[i]) << "\"\n";
       }
       write_text(dir.path() / data_file(p, c), points.str());
       if (!curve.point_labels.empty()) write_text(dir.path() / labels_file(p, c), labels.str());

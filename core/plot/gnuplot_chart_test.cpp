@@ -27,7 +27,8 @@ TEST(GnuplotChartTest, TheExtensionPicksTheFormat) {
     picture_format_of("x.bmp");
     FAIL() << "expected a UsageError";
   } catch (const UsageError& error) {
-    EXPECT_STREQ(error.what(), "plot: -o x.bmp: unknown picture type '.bmp' (known: .svg, .png; the extension picks the format)");
+    EXPECT_STREQ(error.what(),
+                 "plot: -o x.bmp: unknown picture type '.bmp' (known: .svg, .png; the extension picks the format)");
   }
 }
 

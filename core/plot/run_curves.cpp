@@ -17,7 +17,8 @@ class XPlacement {
  public:
   XPlacement(const ChartedRun& run, XAxis axis) : axis_(axis) {
     std::map<std::int64_t, std::int64_t> steps_in_epoch;
-    for (const StepTiming& step : run.steps) steps_per_epoch_ = std::max(steps_per_epoch_, ++steps_in_epoch[step.epoch]);
+    for (const StepTiming& step : run.steps)
+      steps_per_epoch_ = std::max(steps_per_epoch_, ++steps_in_epoch[step.epoch]);
     // A step's total_s runs from the end of the step before, so setup plus
     // the sum of steps so far is when it ended (evaluations aside).
     const auto setup = run.details.summary.final_metrics.find("time/setup_s");

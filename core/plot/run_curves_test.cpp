@@ -21,7 +21,9 @@ ChartedRun charted_run(std::int64_t id, const std::string& lr) {
     timing.images = 100;
     timing.total_s = 0.5;
     run.steps.push_back(timing);
-    if (step % 2 == 0) run.metrics["train/loss"].push_back({step, timing.epoch, 1.0 / static_cast<double>(step), 0, 2.0 * static_cast<double>(step)});
+    if (step % 2 == 0)
+      run.metrics["train/loss"].push_back(
+          {step, timing.epoch, 1.0 / static_cast<double>(step), 0, 2.0 * static_cast<double>(step)});
   }
   run.metrics["eval/top1"] = {{4, 1, 0.5, 0, 10}, {8, 2, 0.7, 0, 20}};
   return run;

@@ -23,13 +23,15 @@ std::vector<std::string> run_labels(const std::vector<RunDetails>& runs) {
       if (!label.empty()) label += ", ";
       label += key + "=" + (cells[r].text.empty() ? "(none)" : cells[r].text);
     }
-    if (differences.size() > kMaxLabelKeys) label += ", +" + std::to_string(differences.size() - kMaxLabelKeys) + " more";
+    if (differences.size() > kMaxLabelKeys)
+      label += ", +" + std::to_string(differences.size() - kMaxLabelKeys) + " more";
     labels.push_back(label);
   }
   const std::set<std::string> distinct(labels.begin(), labels.end());
   if (differences.empty() || distinct.size() < labels.size())
     for (std::size_t r = 0; r < runs.size(); ++r)
-      labels[r] = labels[r].empty() ? name_and_id(runs[r].summary) : labels[r] + " (" + name_and_id(runs[r].summary) + ")";
+      labels[r] =
+          labels[r].empty() ? name_and_id(runs[r].summary) : labels[r] + " (" + name_and_id(runs[r].summary) + ")";
   return labels;
 }
 

@@ -20,8 +20,8 @@ TEST(RunLabelsTest, NameEachRunByTheRecipeKeysThatDifferLeavingOutItsName) {
 }
 
 TEST(RunLabelsTest, SpellOutAtMostThreeKeysThenCountTheRest) {
-  const auto labels = run_labels({run(1, "a", "[x]\na = 1\nb = 1\nc = 1\nd = 1\n"),
-                                  run(2, "b", "[x]\na = 2\nb = 2\nc = 2\nd = 2\n")});
+  const auto labels =
+      run_labels({run(1, "a", "[x]\na = 1\nb = 1\nc = 1\nd = 1\n"), run(2, "b", "[x]\na = 2\nb = 2\nc = 2\nd = 2\n")});
   EXPECT_EQ(labels[0], "x.a=1, x.b=1, x.c=1, +1 more");
 }
 

@@ -34,7 +34,10 @@ Chart scaling_chart(const std::vector<ThroughputRow>& rows) {
   Curve measured{"measured: median images/s of a steady-state step", {}, CurveStyle::line_and_points, 0, {}};
   Curve ideal{"ideal: linear from " + base.name + " #" + std::to_string(base.run_id) + " (" +
                   std::to_string(base.workers) + (base.workers == 1 ? " worker)" : " workers)"),
-              {}, CurveStyle::dashed_reference, 0, {}};
+              {},
+              CurveStyle::dashed_reference,
+              0,
+              {}};
   for (const ThroughputRow& row : by_workers) {
     measured.points.emplace_back(row.workers, row.median_images_per_s);
     const double expected = per_worker * row.workers;
@@ -49,7 +52,9 @@ Chart scaling_chart(const std::vector<ThroughputRow>& rows) {
   chart.x_label = "workers (data-parallel ranks)";
   chart.whole_number_x = true;
   chart.panels.push_back({"each point: its scaling efficiency, images/s against the ideal",
-                          "images/s (median step, steady state)", {std::move(ideal), std::move(measured)}, true});
+                          "images/s (median step, steady state)",
+                          {std::move(ideal), std::move(measured)},
+                          true});
   return chart;
 }
 

@@ -12,8 +12,8 @@ namespace orchestrate {
 
 struct MetricPoint {
   std::int64_t step = 0, epoch = 0;
-  double value = 0;             // NaN where a NaN was recorded
-  double wall_time = 0;         // when it was recorded: seconds since 1970-01-01 UTC (what TensorBoard wants)
+  double value = 0;                // NaN where a NaN was recorded
+  double wall_time = 0;            // when it was recorded: seconds since 1970-01-01 UTC (what TensorBoard wants)
   double seconds_since_start = 0;  // when it was recorded, counted from the run's start
 };
 

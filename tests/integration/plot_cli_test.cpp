@@ -3,11 +3,11 @@
 // the pictures gnuplot draws, the errors, and TensorBoard event files read
 // back by the tensorboard package's own EventAccumulator.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "command_runner.h"
@@ -89,8 +89,8 @@ TEST_F(PlotCli, SvgHasOneCurvePerRunPerMetricNamedByTheLearningRate) {
   EXPECT_EQ(occurrences(svg, "<path stroke='rgb(255, 127,  14)'"), 3u) << "run 2: one curve in each of 3 panels";
   for (const std::string label : {"optimizer.lr=0.0005", "optimizer.lr=0.003"})
     EXPECT_EQ(occurrences(svg, "<text>" + label + "</text>"), 1u) << label << ": in the one legend";
-  for (const std::string title : {">train/loss<", ">eval/top1<", ">images_per_s<", ">step (optimizer updates)<",
-                                  ">images/s (per step)<"})
+  for (const std::string title :
+       {">train/loss<", ">eval/top1<", ">images_per_s<", ">step (optimizer updates)<", ">images/s (per step)<"})
     EXPECT_NE(svg.find(title), std::string::npos) << title;
   EXPECT_EQ(svg.find("run.name="), std::string::npos) << "the name is not what differs in the recipes";
 
@@ -113,7 +113,8 @@ TEST_F(PlotCli, PngHasTheSignatureAndTheSizeOfThreePanels) {
     return value;
   };
   EXPECT_EQ(big_endian(16), 1100u) << "width";
-  EXPECT_EQ(big_endian(20), 45u + 22 + 20 + 30 + 3 * 300 + 2 * 105 + 60) << "height: a title, a legend row, three panels";
+  EXPECT_EQ(big_endian(20), 45u + 22 + 20 + 30 + 3 * 300 + 2 * 105 + 60)
+      << "height: a title, a legend row, three panels";
   EXPECT_GT(png.size(), 20'000u) << "three panels of curves, text and a legend";
   EXPECT_LT(png.size(), 2'000'000u);
 }
@@ -173,8 +174,9 @@ struct StoredMetrics {
 
 // Every metric value the store holds for `run`, straight from SQLite.
 StoredMetrics stored_metrics(const std::string& db, int run) {
-  const auto rows = run_shell("sqlite3 -separator ' ' " + db + " \"SELECT name, step, printf('%.17g', value) FROM metrics WHERE run_id = " +
-                              std::to_string(run) + "\"");
+  const auto rows = run_shell(
+      "sqlite3 -separator ' ' " + db +
+      " \"SELECT name, step, printf('%.17g', value) FROM metrics WHERE run_id = " + std::to_string(run) + "\"");
   StoredMetrics metrics;
   std::istringstream lines(rows.output);
   for (std::string name, step, value; lines >> name >> step >> value; ++metrics.rows)
@@ -186,7 +188,8 @@ TEST_F(PlotCli, TensorBoardReadsBackEveryRecordedMetric) {
   const std::string logdir = dir_->file("tb");
   const auto exported = orchestrate("export tensorboard steady bold " + logdir);
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
-  EXPECT_NE(exported.output.find("view them with: tensorboard --logdir " + logdir), std::string::npos) << exported.output;
+  EXPECT_NE(exported.output.find("view them with: tensorboard --logdir " + logdir), std::string::npos)
+      << exported.output;
   ASSERT_TRUE(fs::is_directory(logdir + "/1-steady")) << exported.output;
   ASSERT_TRUE(fs::is_directory(logdir + "/2-bold")) << exported.output;
   // Again: the run's file is replaced, not joined by a second that would double every point.
