@@ -19,10 +19,15 @@ const std::vector<Command>& commands() {
       {"show", "everything recorded about a run: orchestrate show RUN", show_command},
       {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]...", compare_command},
       {"report", "reports over recorded runs: orchestrate report throughput [RUN]...", report_command},
+      {"plot", "runs' curves as a picture: orchestrate plot RUN... --metric M[,M...] -o FILE.svg|png [--scaling]",
+       plot_command},
       {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN", checkpoints_command},
       {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH",
        weights_command},
-      {"export", "a model for serving: orchestrate export serving RUN|CHECKPOINT --out DIR", export_command},
+      {"export",
+       "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT --out DIR | "
+       "tensorboard RUN... DIR",
+       export_command},
       {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE...", predict_command},
   };
   return table;

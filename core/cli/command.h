@@ -23,6 +23,7 @@ int runs_command(const std::vector<std::string>& arguments);
 int report_command(const std::vector<std::string>& arguments);
 int show_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
+int plot_command(const std::vector<std::string>& arguments);
 int checkpoints_command(const std::vector<std::string>& arguments);
 int weights_command(const std::vector<std::string>& arguments);
 int export_command(const std::vector<std::string>& arguments);

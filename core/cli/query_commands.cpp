@@ -1,5 +1,4 @@
 // `orchestrate runs` and `orchestrate report`: read-only queries over the run store.
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -7,6 +6,7 @@
 #include "options.h"
 #include "orchestrate/error.h"
 #include "reports.h"
+#include "run_selection.h"
 #include "run_store.h"
 #include "tag_argument.h"
 
@@ -54,12 +54,11 @@ int report_command(const std::vector<std::string>& arguments) {
   po::options_description options("report options");
   options.add_options()("report", po::value<std::string>()->required(), "which report: throughput")(
       "runs", po::value<std::vector<std::string>>()->multitoken(), "run ids or names; default: the newest run")(
-      "last", po::value<std::size_t>(), "the newest N runs")(
-      "name", po::value<std::string>(), "the runs whose name matches this glob")(
       "baseline", po::value<std::string>(),
       "a run to compare with: scaling_efficiency = images/s / (its images/s x workers / its workers)")(
       "per-rank", po::bool_switch(), "also a row for each rank 1.. of a data-parallel run (their own steps)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
+  add_run_selection_options(options);
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("report", 1).add("runs", -1);
@@ -67,27 +66,13 @@ int report_command(const std::vector<std::string>& arguments) {
   if (!parse_options("report", "throughput [RUN...|--last N|--name GLOB] [--baseline RUN] [options]", options,
                      positional, arguments, values))
     return 0;
-  if (values.count("runs") + values.count("last") + values.count("name") > 1)
-    throw UsageError("report: give runs, --last or --name, not several");
+  const RunSelection selection = run_selection(values, "runs", "report");
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
   if (const auto& report = values["report"].as<std::string>(); report != "throughput")
     throw UsageError("report: unknown report '" + report + "' (known: throughput)");
 
   const RunStore store = open_existing_store(values);
-  std::vector<RunSummary> runs;
-  if (values.count("runs")) {
-    for (const auto& id : values["runs"].as<std::vector<std::string>>()) runs.push_back(find_run_or_throw(store, id));
-  } else if (values.count("last") || values.count("name")) {
-    RunFilter filter;
-    if (values.count("last")) filter.limit = values["last"].as<std::size_t>();
-    if (values.count("name")) filter.name_glob = values["name"].as<std::string>();
-    runs = store.find_runs(filter);
-    std::reverse(runs.begin(), runs.end());  // oldest first, like runs given by id
-    if (runs.empty()) throw UsageError("report: no run matches in " + store.path());
-  } else {
-    runs = store.list_runs(1);
-    if (runs.empty()) throw UsageError("report: " + store.path() + " holds no runs yet");
-  }
+  const std::vector<RunSummary> runs = select_runs(store, selection, "report");
   std::vector<ThroughputRow> rows;
   const bool per_rank = values["per-rank"].as<bool>();
   for (const auto& run : runs) {

@@ -10,6 +10,7 @@
 #include "checkpoint.h"
 #include "checkpoint_argument.h"
 #include "command.h"
+#include "export_tensorboard_command.h"
 #include "image_decode.h"
 #include "model_repository.h"
 #include "options.h"
@@ -91,8 +92,11 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 int export_command(const std::vector<std::string>& arguments) {
+  // tensorboard takes several runs and a directory, not serving's one source and --out.
+  if (!arguments.empty() && arguments.front() == "tensorboard")
+    return export_tensorboard_command({arguments.begin() + 1, arguments.end()});
   po::options_description options("export options");
-  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving")(
+  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, tensorboard")(
       "source", po::value<std::string>()->required(), "run id or name, or checkpoint directory")(
       "out", po::value<std::string>(), "serving: the model repository directory")(
       "name", po::value<std::string>()->default_value(""), "serving: the model's directory name (default: the run name)")(
@@ -103,11 +107,14 @@ int export_command(const std::vector<std::string>& arguments) {
   po::positional_options_description positional;
   positional.add("target", 1).add("source", 1);
   po::variables_map values;
-  if (!parse_options("export", "serving RUN|CHECKPOINT --out DIR [options]", options, positional, arguments, values))
+  if (!parse_options("export",
+                     "serving RUN|CHECKPOINT --out DIR [options]\n"
+                     "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)",
+                     options, positional, arguments, values))
     return 0;
   const std::string target = values["target"].as<std::string>();
   if (target == "serving") return export_serving(values);
-  throw UsageError("export: unknown target '" + target + "' (known: serving)");
+  throw UsageError("export: unknown target '" + target + "' (known: serving, tensorboard)");
 }
 
 int predict_command(const std::vector<std::string>& arguments) {

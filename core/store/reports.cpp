@@ -46,6 +46,10 @@ std::string kind_cell(const RunSummary& run) {
 
 }  // namespace
 
+double images_per_s(const StepTiming& step) {
+  return step.total_s > 0 ? static_cast<double>(step.images) / step.total_s : 0.0;
+}
+
 double scaling_efficiency(const ThroughputRow& row, const ThroughputRow& baseline) {
   const double expected = baseline.images_per_s * row.workers / std::max(1, baseline.workers);
   return expected > 0 ? row.images_per_s / expected : 0.0;
@@ -86,7 +90,7 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   double total_s = 0, data_wait_s = 0, compute_s = 0, sync_s = 0, optimizer_s = 0, images = 0, bytes = 0;
   for (std::size_t i = first; i < timings.size(); ++i) {
     step_seconds.push_back(timings[i].total_s);
-    if (timings[i].total_s > 0) step_images_per_s.push_back(static_cast<double>(timings[i].images) / timings[i].total_s);
+    if (timings[i].total_s > 0) step_images_per_s.push_back(images_per_s(timings[i]));
     total_s += timings[i].total_s;
     data_wait_s += timings[i].data_wait_s;
     compute_s += timings[i].compute_s;

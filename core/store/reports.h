@@ -47,6 +47,10 @@ struct ThroughputRow {
 // the seed's scaling chart as a number (1.0: N workers are N times as fast).
 double scaling_efficiency(const ThroughputRow& row, const ThroughputRow& baseline);
 
+// One step's images / its total_s: a point of the images/s curve; 0 for a
+// step that took no time. throughput_of's percentiles are over these.
+double images_per_s(const StepTiming& step);
+
 // Throughput of one run from its step timings (the job's: rank 0's rows).
 // All zero when it has no steps.
 ThroughputRow throughput_of(const RunStore& store, const RunSummary& run);

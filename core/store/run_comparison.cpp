@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -48,6 +49,13 @@ class ComparisonBuilder {
     table_.rows.push_back(std::move(cells));
   }
 
+  // A row of cells already made, one per run in order.
+  void row(const std::string& what, const std::string& key, std::vector<Cell> run_cells) {
+    std::vector<Cell> cells = {text_cell(what), text_cell(key)};
+    cells.insert(cells.end(), std::make_move_iterator(run_cells.begin()), std::make_move_iterator(run_cells.end()));
+    table_.rows.push_back(std::move(cells));
+  }
+
   // The row only when its cells' texts are not all the same.
   void row_if_different(const std::string& what, const std::string& key,
                         const std::function<Cell(const ComparedRun&)>& cell_of) {
@@ -64,19 +72,9 @@ class ComparisonBuilder {
 };
 
 void add_recipe_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>& runs) {
-  std::map<std::int64_t, std::map<std::string, Cell>> recipes;
-  std::set<std::string> keys;
-  for (const ComparedRun& run : runs) {
-    auto& cells = recipes[run.details.summary.id] = recipe_cells(run.details);
-    for (const auto& [key, cell] : cells) keys.insert(key);
-  }
-  for (const std::string& key : keys) {
-    builder.row_if_different("recipe", key, [&](const ComparedRun& run) {
-      const auto& cells = recipes.at(run.details.summary.id);
-      const auto found = cells.find(key);
-      return found == cells.end() ? Cell() : found->second;
-    });
-  }
+  std::vector<RunDetails> details;
+  for (const ComparedRun& run : runs) details.push_back(run.details);
+  for (auto& [key, cells] : recipe_differences(details)) builder.row("recipe", key, std::move(cells));
 }
 
 void add_metric_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>& runs) {
@@ -139,6 +137,27 @@ void add_environment_rows(ComparisonBuilder& builder) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::vector<Cell>>> recipe_differences(const std::vector<RunDetails>& runs) {
+  std::vector<std::map<std::string, Cell>> recipes;
+  std::set<std::string> keys;
+  for (const RunDetails& run : runs) {
+    recipes.push_back(recipe_cells(run));
+    for (const auto& [key, cell] : recipes.back()) keys.insert(key);
+  }
+  std::vector<std::pair<std::string, std::vector<Cell>>> differences;
+  for (const std::string& key : keys) {
+    std::vector<Cell> cells;
+    std::set<std::string> texts;
+    for (const auto& recipe : recipes) {
+      const auto found = recipe.find(key);
+      cells.push_back(found == recipe.end() ? Cell() : found->second);
+      texts.insert(cells.back().text);
+    }
+    if (texts.size() > 1) differences.emplace_back(key, std::move(cells));
+  }
+  return differences;
+}
 
 bool lower_is_better(const std::string& metric) {
   return metric.find("loss") != std::string::npos || metric.find("error") != std::string::npos;

@@ -4,6 +4,8 @@
 // and the environment (LibTorch, host, device) where they differ.
 #pragma once
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "reports.h"
@@ -28,6 +30,11 @@ struct ComparedRun {
 //   environment  orchestrate, LibTorch, host, device, world size, git revision where they differ.
 // Needs two runs or more.
 Table comparison_table(const std::vector<ComparedRun>& runs);
+
+// The dotted resolved-recipe keys whose values differ between `runs`, in key
+// order, each with one cell per run (null where a run lacks the key): the
+// recipe rows of comparison_table, and what `plot` names runs by.
+std::vector<std::pair<std::string, std::vector<Cell>>> recipe_differences(const std::vector<RunDetails>& runs);
 
 // Whether a smaller value of `metric` is the better one (losses, errors).
 bool lower_is_better(const std::string& metric);

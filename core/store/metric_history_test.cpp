@@ -1,0 +1,55 @@
+#include "metric_history.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "run_store.h"
+#include "run_store_test_support.h"
+#include "scratch_dir.h"
+
+namespace orchestrate {
+namespace {
+
+TEST(MetricHistoryTest, ReadsEveryValueOfEachMetricInStepOrderWithItsTime) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("runs.db");
+  std::int64_t run = 0, other = 0;
+  {
+    RunStore store(path);
+    run = store.begin_run(testing::sample_run());
+    other = store.begin_run(testing::sample_run("other"));
+    store.record_metric(run, 20, 2, "train/loss", 0.5);
+    store.record_metric(run, 10, 1, "train/loss", 0.9);
+    store.record_metric(run, 10, 1, "eval/top1", std::numeric_limits<double>::quiet_NaN());
+    store.record_metric(other, 10, 1, "train/loss", 7.0);
+    store.finish_run(run, RunStatus::finished);
+    store.finish_run(other, RunStatus::finished);
+  }
+  const MetricHistory history = read_metric_history(path, run);
+  ASSERT_EQ(history.size(), 2u);
+  const auto& loss = history.at("train/loss");
+  ASSERT_EQ(loss.size(), 2u) << "the other run's value is not this run's";
+  EXPECT_EQ(loss[0].step, 10);
+  EXPECT_EQ(loss[0].epoch, 1);
+  EXPECT_DOUBLE_EQ(loss[0].value, 0.9);
+  EXPECT_EQ(loss[1].step, 20);
+  EXPECT_DOUBLE_EQ(loss[1].value, 0.5);
+  EXPECT_TRUE(std::isnan(history.at("eval/top1")[0].value)) << "a NaN reads back as NaN";
+  // Recorded just now: after 2020, and within a minute of the run's start.
+  EXPECT_GT(loss[0].wall_time, 1.58e9);
+  EXPECT_GE(loss[0].seconds_since_start, 0.0);
+  EXPECT_LT(loss[0].seconds_since_start, 60.0);
+  EXPECT_TRUE(read_metric_history(path, 999).empty());
+}
+
+TEST(MetricHistoryTest, AMissingFileIsAnErrorNamingIt) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("none.db");
+  const std::string message = testing::error_message_of([&] { read_metric_history(path, 1); });
+  EXPECT_NE(message.find(path), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace orchestrate
