@@ -18,6 +18,7 @@
 
 #include "pending_rows.h"
 #include "periodic_task.h"
+#include "record_call_clock.h"
 #include "run_store.h"
 #include "store_error.h"
 
@@ -146,6 +147,7 @@ struct RunStore::Impl {
   // is printed once, and training's write paths only buffer meanwhile.
   std::atomic<bool> busy{false};
   std::atomic<double> flush_interval_s{kDefaultFlushInterval.count()};
+  RecordCallClock record_clock{RecordCallClock::mode_from_environment()};  // off unless benchmarking
   PeriodicTask background_flush{[this] { flush_in_background(); }};  // last: stopped before the rest goes
 };
 

@@ -287,18 +287,23 @@ void RunStore::set_busy_timeout(std::chrono::milliseconds timeout) {
 
 void RunStore::record_step(std::int64_t run_id, const StepTiming& timing) {
   Impl& s = *impl_;
+  const RecordCallClock::Timed timed(s.record_clock);
+  if (s.record_clock.discards()) return;
   if (s.buffer_step(run_id, timing)) s.write_full_batch();
 }
 
 void RunStore::record_metric(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const std::string& name,
                              double value) {
   Impl& s = *impl_;
+  const RecordCallClock::Timed timed(s.record_clock);
+  if (s.record_clock.discards()) return;
   s.buffer(PendingMetric{run_id, step, epoch, name, value, utc_now_iso()});
   s.write_now("recording metric '" + name + "' of run " + std::to_string(run_id));
 }
 
 void RunStore::record_event(std::int64_t run_id, const std::string& kind, const std::string& message) {
   Impl& s = *impl_;
+  const RecordCallClock::Timed timed(s.record_clock);
   s.buffer(PendingEvent{run_id, utc_now_iso(), kind, message});
   s.write_now("recording a '" + kind + "' event of run " + std::to_string(run_id));
 }
