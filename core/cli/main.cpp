@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "command.h"
+#include "heap_reuse.h"
 #include "orchestrate/api.h"
 #include "orchestrate/error.h"
 
@@ -25,6 +26,7 @@ std::string first_line(const std::string& text) { return text.substr(0, text.fin
 }  // namespace
 
 int main(int argc, char** argv) {
+  orchestrate::cli::keep_freed_memory_for_reuse();
   const std::vector<std::string> arguments(argv + 1, argv + argc);
   if (arguments.empty()) {
     print_usage(std::cerr);

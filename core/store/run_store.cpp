@@ -127,6 +127,8 @@ RunStore::Impl::~Impl() {
       rows = pending.size();
     }
     note_written(write_pending());
+    const std::string said = record_clock.summary(path);  // "" unless a benchmark asked for it
+    if (!said.empty()) std::cerr << "orchestrate: " << said << '\n';
   } catch (const std::exception& error) {
     std::cerr << "orchestrate: run store " << path << ": " << rows << " buffered rows were lost: " << error.what()
               << '\n';

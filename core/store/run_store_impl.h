@@ -18,6 +18,7 @@
 
 #include "pending_rows.h"
 #include "periodic_task.h"
+#include "record_call_clock.h"
 #include "run_store.h"
 #include "store_error.h"
 
@@ -93,8 +94,8 @@ struct RunStore::Impl {
   // Caller holds db_mutex. Writes the buffered rows; a transient failure
   // keeps them (one warning), any other throws an Error.
   void flush_or_keep(const std::string& doing);
-  // Caller holds db_mutex. Writes every buffered row and the heartbeat of
-  // active_runs in one transaction; returns the number of rows written.
+  // Caller holds db_mutex. Writes every buffered row and, when one is due,
+  // the heartbeat of active_runs in one transaction; returns the number of rows written.
   // Throws SQLite::Exception; the rows are kept for a transient failure,
   // otherwise the row that failed (all, if unknown) is dropped, since it
   // would fail the same way on every try.
@@ -137,6 +138,7 @@ struct RunStore::Impl {
   std::mutex db_mutex;
   RunInvocation invocation;  // recorded with every run begun here
   std::vector<std::int64_t> active_runs;  // begun or resumed here and not yet finished; they beat
+  std::chrono::steady_clock::time_point last_beat{};  // when write_pending last beat them
 
   std::mutex buffer_mutex;
   PendingRows pending;
@@ -146,6 +148,7 @@ struct RunStore::Impl {
   // is printed once, and training's write paths only buffer meanwhile.
   std::atomic<bool> busy{false};
   std::atomic<double> flush_interval_s{kDefaultFlushInterval.count()};
+  RecordCallClock record_clock{RecordCallClock::mode_from_environment()};  // off unless benchmarking
   PeriodicTask background_flush{[this] { flush_in_background(); }};  // last: stopped before the rest goes
 };
 

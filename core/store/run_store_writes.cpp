@@ -173,7 +173,15 @@ std::size_t RunStore::Impl::write_pending() {
     std::lock_guard lock(buffer_mutex);
     std::swap(batch, pending);
   }
-  if (batch.empty() && active_runs.empty()) return 0;
+  // Liveness needs a beat per beat period (run_liveness.h), which the
+  // background flush gives; beating in every write as well would add the
+  // runs row to the commit of every metric, 4 a step with log_every = 1. A
+  // beat skipped here is at most half a period old, so no beat is ever more
+  // than one and a half periods old.
+  const auto now = std::chrono::steady_clock::now();
+  const bool beat_due = !active_runs.empty() &&
+                    now - last_beat >= beat_period(std::chrono::duration<double>(flush_interval_s.load())) / 2;
+  if (batch.empty() && !beat_due) return 0;
 
   RowAt at;
   try {
@@ -193,12 +201,13 @@ std::size_t RunStore::Impl::write_pending() {
       write_checkpoint_change(insert_checkpoint, delete_checkpoint, batch.checkpoint_changes[at.index]);
     }
     at = {};
-    for (const std::int64_t run_id : active_runs) {
+    for (const std::int64_t run_id : beat_due ? active_runs : std::vector<std::int64_t>{}) {
       ResetOnExit reset(beat);
       beat.bind(1, run_id);
       beat.exec();
     }
     transaction.commit();
+    if (beat_due) last_beat = now;
   } catch (const SQLite::Exception& error) {
     if (!is_transient(error)) drop_row(batch, at);
     std::lock_guard lock(buffer_mutex);
@@ -287,18 +296,23 @@ void RunStore::set_busy_timeout(std::chrono::milliseconds timeout) {
 
 void RunStore::record_step(std::int64_t run_id, const StepTiming& timing) {
   Impl& s = *impl_;
+  const RecordCallClock::Timed timed(s.record_clock);
+  if (s.record_clock.discards()) return;
   if (s.buffer_step(run_id, timing)) s.write_full_batch();
 }
 
 void RunStore::record_metric(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const std::string& name,
                              double value) {
   Impl& s = *impl_;
+  const RecordCallClock::Timed timed(s.record_clock);
+  if (s.record_clock.discards()) return;
   s.buffer(PendingMetric{run_id, step, epoch, name, value, utc_now_iso()});
   s.write_now("recording metric '" + name + "' of run " + std::to_string(run_id));
 }
 
 void RunStore::record_event(std::int64_t run_id, const std::string& kind, const std::string& message) {
   Impl& s = *impl_;
+  const RecordCallClock::Timed timed(s.record_clock);
   s.buffer(PendingEvent{run_id, utc_now_iso(), kind, message});
   s.write_now("recording a '" + kind + "' event of run " + std::to_string(run_id));
 }
