@@ -67,16 +67,15 @@ LogWindow::Summary LogWindow::flush(std::int64_t epoch) {
   }
   summary.last_step = rows_.back().step;
   summary.mean_loss = sum / static_cast<double>(rows_.size());
-  store_.record_metric(run_id_, summary.last_step, epoch, "train/loss", summary.mean_loss);
+  summary.metrics.emplace_back("train/loss", summary.mean_loss);
   if (images_ > 0) {
     const double* hits = read + rows_.size();
-    store_.record_metric(run_id_, summary.last_step, epoch, "train/top1", hits[0] / static_cast<double>(images_));
-    if (has_top5_)
-      store_.record_metric(run_id_, summary.last_step, epoch, "train/top5", hits[1] / static_cast<double>(images_));
+    summary.metrics.emplace_back("train/top1", hits[0] / static_cast<double>(images_));
+    if (has_top5_) summary.metrics.emplace_back("train/top5", hits[1] / static_cast<double>(images_));
   }
   const double* scalar = read + rows_.size() + (images_ > 0 ? 2 : 0);
   for (const auto& [metric, sum_and_count] : scalars_)
-    store_.record_metric(run_id_, summary.last_step, epoch, metric, *scalar++ / static_cast<double>(sum_and_count.second));
+    summary.metrics.emplace_back(metric, *scalar++ / static_cast<double>(sum_and_count.second));
   summary.rows = std::move(rows_);
   rows_.clear();
   losses_.clear();

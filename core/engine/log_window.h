@@ -36,9 +36,11 @@ class LogWindow {
     std::int64_t first_nonfinite_step = -1;  // -1: every loss was finite
     double first_nonfinite_loss = 0;
     std::vector<StepTiming> rows;  // as written, loss and phase times filled in
+    // train/loss, train/top1, train/top5 and the other scalars' means at
+    // last_step, for the caller to record with its own in one commit.
+    RunStore::MetricValues metrics;
   };
-  // Writes the rows and train/loss, train/top1, train/top5 at the window's
-  // last step, and starts a new window.
+  // Writes the rows, returns the window's metrics, and starts a new window.
   Summary flush(std::int64_t epoch);
 
  private:

@@ -461,20 +461,24 @@ class TrainingRun {
     if (!leader_) rank_rows_.insert(rank_rows_.end(), summary.rows.begin(), summary.rows.end());
     recent_loss_ = summary.mean_loss;
     latest_metrics_["train/loss"] = summary.mean_loss;
-    if (summary.first_nonfinite_step >= 0 && s_.run.on_nonfinite == NonFinitePolicy::stop) {
+    auto& metrics = summary.metrics;  // all of this log point's, in one commit
+    const bool diverged = summary.first_nonfinite_step >= 0 && s_.run.on_nonfinite == NonFinitePolicy::stop;
+    if (!diverged) {
+      metrics.emplace_back("train/reg_loss", regularization_loss());
+      for (const auto& [name, value] : wrapper_metrics_)
+        if (value.defined()) metrics.emplace_back(name, value.item<double>());
+      if (scaler_.enabled()) {
+        metrics.emplace_back("train/loss_scale", scaler_.scale_value());
+        metrics.emplace_back("train/skipped_updates", static_cast<double>(skipped_));
+      }
+    }
+    store_.record_metrics(run_id_, summary.last_step, epoch, metrics);
+    if (diverged) {
       const std::string why = "training diverged: loss is " + std::to_string(summary.first_nonfinite_loss) +
                               " at step " + std::to_string(summary.first_nonfinite_step) +
                               "; lower [optimizer] lr, set [run] on_nonfinite = \"skip\", or check the data";
       store_.record_event(run_id_, "nonfinite_loss", why);
       throw Error(why);
-    }
-    const std::int64_t step = summary.last_step;
-    store_.record_metric(run_id_, step, epoch, "train/reg_loss", regularization_loss());
-    for (const auto& [name, value] : wrapper_metrics_)
-      if (value.defined()) store_.record_metric(run_id_, step, epoch, name, value.item<double>());
-    if (scaler_.enabled()) {
-      store_.record_metric(run_id_, step, epoch, "train/loss_scale", scaler_.scale_value());
-      store_.record_metric(run_id_, step, epoch, "train/skipped_updates", static_cast<double>(skipped_));
     }
   }
 
@@ -565,14 +569,16 @@ class TrainingRun {
     const EvalResult r =
         evaluate_model(*evaluator_, *c_.model, device_, s_.precision.mode, channels_last_, sum_across_ranks);
     c_.model->train();
+    RunStore::MetricValues metrics;
     for (const auto& [name, value] : eval_metrics(r)) {
-      store_.record_metric(run_id_, update_, epoch, name, value);
+      metrics.emplace_back(name, value);
       latest_metrics_[name] = value;
     }
     evaluated_at_step_ = update_;
     const double seconds = seconds_between(start, Clock::now());
     eval_seconds_ += seconds;
-    store_.record_metric(run_id_, update_, epoch, "time/eval_s", eval_seconds_);
+    metrics.emplace_back("time/eval_s", eval_seconds_);
+    store_.record_metrics(run_id_, update_, epoch, metrics);
     std::ostringstream line;
     line << "eval after epoch " << epoch << " (step " << update_ << "): " << format_eval(r) << "  (" << r.examples
          << " images, " << std::fixed << std::setprecision(1) << seconds << " s)";

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "run_store.h"
 #include "run_store_test_support.h"
@@ -42,6 +43,29 @@ TEST(MetricHistoryTest, ReadsEveryValueOfEachMetricInStepOrderWithItsTime) {
   EXPECT_GE(loss[0].seconds_since_start, 0.0);
   EXPECT_LT(loss[0].seconds_since_start, 60.0);
   EXPECT_TRUE(read_metric_history(path, 999).empty());
+}
+
+// record_metrics: several values of one step, each readable as if recorded alone.
+TEST(MetricHistoryTest, MetricsRecordedTogetherReadBackOneByOne) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("runs.db");
+  std::int64_t run = 0;
+  {
+    RunStore store(path);
+    run = store.begin_run(testing::sample_run());
+    store.record_metrics(run, 30, 3, {{"train/loss", 0.25}, {"train/top1", 0.875}, {"train/reg_loss", 0.0}});
+    store.record_metrics(run, 40, 4, {});
+    store.finish_run(run, RunStatus::finished);
+  }
+  const MetricHistory history = read_metric_history(path, run);
+  ASSERT_EQ(history.size(), 3u);
+  for (const auto& [name, value] : std::map<std::string, double>{{"train/loss", 0.25}, {"train/top1", 0.875},
+                                                                 {"train/reg_loss", 0.0}}) {
+    ASSERT_EQ(history.at(name).size(), 1u) << name;
+    EXPECT_EQ(history.at(name)[0].step, 30) << name;
+    EXPECT_EQ(history.at(name)[0].epoch, 3) << name;
+    EXPECT_DOUBLE_EQ(history.at(name)[0].value, value) << name;
+  }
 }
 
 TEST(MetricHistoryTest, AMissingFileIsAnErrorNamingIt) {

@@ -196,6 +196,10 @@ class RunStore {
   // the top of this file). Their times are those of the call.
   void record_metric(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const std::string& name,
                      double value);
+  // Several metrics of one step in one commit, as record_metric writes one: a
+  // log point's train/* values cost one transaction, not one each.
+  using MetricValues = std::vector<std::pair<std::string, double>>;
+  void record_metrics(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const MetricValues& values);
   void record_event(std::int64_t run_id, const std::string& kind, const std::string& message);
   void record_checkpoint(const CheckpointRecord& checkpoint);
   // Deletes the record of a checkpoint file that was pruned; none is fine.

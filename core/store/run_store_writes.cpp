@@ -310,6 +310,17 @@ void RunStore::record_metric(std::int64_t run_id, std::int64_t step, std::int64_
   s.write_now("recording metric '" + name + "' of run " + std::to_string(run_id));
 }
 
+void RunStore::record_metrics(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const MetricValues& values) {
+  if (values.empty()) return;
+  Impl& s = *impl_;
+  const RecordCallClock::Timed timed(s.record_clock);
+  if (s.record_clock.discards()) return;
+  const std::string now = utc_now_iso();
+  for (const auto& [name, value] : values) s.buffer(PendingMetric{run_id, step, epoch, name, value, now});
+  s.write_now("recording " + std::to_string(values.size()) + " metrics of run " + std::to_string(run_id) +
+              " at step " + std::to_string(step));
+}
+
 void RunStore::record_event(std::int64_t run_id, const std::string& kind, const std::string& message) {
   Impl& s = *impl_;
   const RecordCallClock::Timed timed(s.record_clock);
