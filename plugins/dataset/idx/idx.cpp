@@ -3,7 +3,6 @@
 // named by path. The whole split is kept in memory as uint8.
 #include <ATen/ATen.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>

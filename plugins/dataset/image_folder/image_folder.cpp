@@ -8,7 +8,6 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
-#include <iostream>
 #include <memory>
 #include <optional>
 #include <stdexcept>
