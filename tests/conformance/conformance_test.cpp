@@ -179,6 +179,13 @@ orchestrate::Params dataset_params(const std::string& name, const orchestrate::P
       {"tfrecord",
        {{"dir", std::string(ORCHESTRATE_TEST_DATA_DIR "/fashion_mnist_tfrecord")},
         {"index_cache_dir", std::string("off")}}},
+      {"image_folder", {{"root", std::string(ORCHESTRATE_TEST_DATA_DIR "/fashion_mnist_folder")}}},
+      {"idx",
+       {{"train_images", std::string("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz")},
+        {"train_labels", std::string("/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz")},
+        {"test_images", std::string("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz")},
+        {"test_labels", std::string("/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz")},
+        {"limit", std::int64_t{64}}}},
   };
   auto params = sample_params(schema);
   if (const auto sample = samples.find(name); sample != samples.end())

@@ -2,19 +2,15 @@
 // publishes and Debian's dataset-fashion-mnist installs, so no conversion step
 // is needed. The whole split is kept in memory as uint8 (47 MB for train).
 #include <ATen/ATen.h>
-#include <zlib.h>
 
 #include <algorithm>
-#include <array>
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "idx_file.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "orchestrate/params.h"
@@ -29,8 +25,6 @@ using orchestrate::DatasetInfo;
 using orchestrate::DatasetSplit;
 using orchestrate::Params;
 
-constexpr std::uint32_t kImageFileMagic = 2051;  // IDX: unsigned bytes, 3 dimensions
-constexpr std::uint32_t kLabelFileMagic = 2049;  // IDX: unsigned bytes, 1 dimension
 constexpr std::int64_t kImageSide = 28;
 constexpr std::int64_t kNumClasses = 10;
 
@@ -40,98 +34,16 @@ const std::vector<std::string>& class_names() {
   return names;
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& problem) {
-  throw DataError("[data] fashion_mnist: " + path + ": " + problem);
-}
-
 // Paths are plain strings: std::filesystem is avoided because the LibTorch
 // wheel exports its own, partly broken, copy of it (pytorch/pytorch#133437).
 std::string join_path(const std::string& dir, const std::string& file) {
   return dir.empty() || dir.back() == '/' ? dir + file : dir + "/" + file;
 }
 
-// A gzip file read front to back; gzread also reads uncompressed files as is.
-class GzipReader {
- public:
-  explicit GzipReader(std::string path) : path_(std::move(path)) {
-    errno = 0;
-    file_ = gzopen(path_.c_str(), "rb");
-    if (!file_ && errno == ENOENT)
-      fail(path_,
-           "file not found; install the Debian package dataset-fashion-mnist or set [data] dir to the "
-           "directory holding the Fashion-MNIST .gz files");
-    if (!file_) fail(path_, std::string("cannot be opened: ") + std::strerror(errno));
-    gzbuffer(file_, 1 << 20);
-  }
-  ~GzipReader() { gzclose(file_); }
-  GzipReader(const GzipReader&) = delete;
-  GzipReader& operator=(const GzipReader&) = delete;
-
-  const std::string& path() const { return path_; }
-
-  // Fills `destination` completely or throws, naming `what` was being read.
-  void read_exactly(void* destination, std::size_t bytes, const std::string& what) {
-    auto* out = static_cast<unsigned char*>(destination);
-    std::size_t done = 0;
-    while (done < bytes) {
-      const auto chunk = static_cast<unsigned>(std::min<std::size_t>(bytes - done, 1u << 30));
-      const int got = gzread(file_, out + done, chunk);
-      if (got < 0) fail_corrupt();
-      if (got == 0) break;
-      done += static_cast<std::size_t>(got);
-    }
-    if (done < bytes) {
-      int code = Z_OK;
-      gzerror(file_, &code);
-      if (code != Z_OK && code != Z_BUF_ERROR) fail_corrupt();
-      fail(path_, "truncated: expected " + std::to_string(bytes) + " bytes of " + what + ", found " +
-                      std::to_string(done) + "; the download was cut short, reinstall or download it again");
-    }
-  }
-
-  std::uint32_t read_big_endian_u32(const std::string& what) {
-    std::array<unsigned char, 4> bytes{};
-    read_exactly(bytes.data(), bytes.size(), what);
-    return (std::uint32_t{bytes[0]} << 24) | (std::uint32_t{bytes[1]} << 16) | (std::uint32_t{bytes[2]} << 8) |
-           std::uint32_t{bytes[3]};
-  }
-
-  bool at_end() {
-    unsigned char extra = 0;
-    const int got = gzread(file_, &extra, 1);
-    if (got < 0) fail_corrupt();
-    return got == 0;
-  }
-
- private:
-  [[noreturn]] void fail_corrupt() {
-    int code = Z_OK;
-    const char* message = gzerror(file_, &code);
-    fail(path_, std::string("corrupt gzip data (") + (message ? message : "unknown zlib error") +
-                    "); reinstall or download it again");
-  }
-
-  std::string path_;
-  gzFile file_ = nullptr;
-};
-
-void expect_magic(GzipReader& reader, std::uint32_t expected, const std::string& kind) {
-  const std::uint32_t magic = reader.read_big_endian_u32("header");
-  if (magic != expected)
-    fail(reader.path(), "magic number is " + std::to_string(magic) + ", expected " + std::to_string(expected) +
-                            " for an IDX " + kind + " file; the file is not what its name says, or is corrupt");
-}
-
-// Reading only the first `limit` records keeps quick runs quick; the rest of
-// the file is then not checked for truncation.
-std::int64_t records_to_read(std::uint32_t count, std::int64_t limit) {
-  return limit > 0 ? std::min<std::int64_t>(limit, count) : std::int64_t{count};
-}
-
-void expect_end_if_complete(GzipReader& reader, std::int64_t read, std::uint32_t declared) {
-  if (read == std::int64_t{declared} && !reader.at_end())
-    fail(reader.path(), "has data after the " + std::to_string(declared) +
-                            " records its header declares; the file is corrupt, reinstall or download it again");
+orchestrate::IdxSource source(const std::string& path) {
+  return {path, "fashion_mnist",
+          "install the Debian package dataset-fashion-mnist or set [data] dir to the directory holding the "
+          "Fashion-MNIST .gz files"};
 }
 
 struct ImageFile {
@@ -140,19 +52,12 @@ struct ImageFile {
 };
 
 ImageFile read_images(const std::string& path, std::int64_t limit) {
-  GzipReader reader(path);
-  expect_magic(reader, kImageFileMagic, "image");
-  const std::uint32_t count = reader.read_big_endian_u32("header");
-  const std::uint32_t rows = reader.read_big_endian_u32("header");
-  const std::uint32_t columns = reader.read_big_endian_u32("header");
-  if (rows != kImageSide || columns != kImageSide)
-    fail(path, "holds " + std::to_string(rows) + "x" + std::to_string(columns) +
-                   " images, but Fashion-MNIST images are 28x28; point [data] dir at Fashion-MNIST");
-  const std::int64_t kept = records_to_read(count, limit);
-  auto pixels = at::empty({kept, kImageSide, kImageSide}, at::kByte);
-  reader.read_exactly(pixels.data_ptr<std::uint8_t>(), static_cast<std::size_t>(pixels.numel()), "pixels");
-  expect_end_if_complete(reader, kept, count);
-  return {count, pixels};
+  orchestrate::IdxFile file(source(path), 3, "image");
+  const auto sides = file.item_shape();
+  if (sides[0] != kImageSide || sides[1] != kImageSide)
+    file.fail("holds " + std::to_string(sides[0]) + "x" + std::to_string(sides[1]) +
+              " images, but Fashion-MNIST images are 28x28; point [data] dir at Fashion-MNIST");
+  return {file.count(), file.read(limit, "pixels")};
 }
 
 struct LabelFile {
@@ -161,22 +66,14 @@ struct LabelFile {
 };
 
 LabelFile read_labels(const std::string& path, std::int64_t limit) {
-  GzipReader reader(path);
-  expect_magic(reader, kLabelFileMagic, "label");
-  const std::uint32_t count = reader.read_big_endian_u32("header");
-  const std::int64_t kept = records_to_read(count, limit);
-  std::vector<std::uint8_t> raw(static_cast<std::size_t>(kept));
-  reader.read_exactly(raw.data(), raw.size(), "labels");
-  expect_end_if_complete(reader, kept, count);
-  auto labels = at::empty({kept}, at::kLong);
-  auto* label_data = labels.data_ptr<std::int64_t>();
-  for (std::int64_t i = 0; i < kept; ++i) {
-    if (raw[i] >= kNumClasses)
-      fail(path, "label " + std::to_string(raw[i]) + " of example " + std::to_string(i) +
-                     " is outside 0..9; the file is corrupt, reinstall or download it again");
-    label_data[i] = raw[i];
-  }
-  return {count, labels};
+  orchestrate::IdxFile file(source(path), 1, "label");
+  const auto raw = file.read(limit, "labels");
+  const auto* raw_data = raw.data_ptr<std::uint8_t>();
+  for (std::int64_t i = 0; i < raw.size(0); ++i)
+    if (raw_data[i] >= kNumClasses)
+      file.fail("label " + std::to_string(raw_data[i]) + " of example " + std::to_string(i) +
+                " is outside 0..9; the file is corrupt, reinstall or download it again");
+  return {file.count(), raw.to(at::kLong)};
 }
 
 class FashionMnistDataset final : public orchestrate::Dataset {

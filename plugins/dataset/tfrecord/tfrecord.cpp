@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -19,6 +18,7 @@
 #include "image_record.h"
 #include "image_resize.h"
 #include "index_cache.h"
+#include "bad_data_policy.h"
 #include "file_patterns.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
@@ -87,25 +87,12 @@ std::string first_bad(const SplitIndex& index) {
   return describe_bad_record({index.files[bad.file], bad.record.index, bad.record.offset}, bad.record.cause);
 }
 
-// on_corrupt: "fail" stops at any bad record, naming the first; "skip"
-// leaves bad records out and says how many, unless there are too many.
 void apply_corrupt_policy(const SplitIndex& index, const Params& params, DatasetSplit split) {
   if (index.bad.empty()) return;
-  const std::size_t bad = index.bad.size();
-  const std::size_t seen = bad + index.records.size();
-  const std::string counted = std::to_string(bad) + " bad record" + (bad == 1 ? "" : "s") + " of " +
-                              std::to_string(seen) + " in the " + split_name(split) + " split";
-  if (params.string("on_corrupt") == "fail")
-    throw DataError("[data] tfrecord: " + first_bad(index) + " (" + counted +
-                    "; on_corrupt = \"skip\" leaves bad records out)");
-  const double fraction = static_cast<double>(bad) / static_cast<double>(seen);
-  const double allowed = params.real("max_corrupt_fraction");
-  if (fraction > allowed) {
-    char text[96];
-    std::snprintf(text, sizeof text, "%.4g %% of them, more than max_corrupt_fraction = %.4g", 100 * fraction, allowed);
-    throw DataError("[data] tfrecord: " + counted + " (" + text + "); the first: " + first_bad(index));
-  }
-  std::cerr << "[data] tfrecord: skipped " << counted << "; the first: " << first_bad(index) << "\n";
+  const auto policy = orchestrate::BadDataPolicy::from_params(params, "tfrecord", "record",
+                                                              "on_corrupt = \"skip\" leaves bad records out");
+  orchestrate::apply_bad_data_policy(policy, {index.bad.size(), index.bad.size() + index.records.size(), first_bad(index)},
+                                     split_name(split));
 }
 
 std::int64_t largest_label(const SplitIndex& index) {

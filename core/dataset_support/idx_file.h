@@ -1,0 +1,53 @@
+// IDX files of unsigned bytes, the format of MNIST and Fashion-MNIST, read
+// gzip-compressed (as published) or not. Shared by the datasets that read
+// them, so a damaged file is described the same way by each.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace orchestrate {
+
+class GzipInput;
+
+// Where an IDX file comes from, for messages: "[data] <dataset>: <path>: ...",
+// and what to do when it is not there.
+struct IdxSource {
+  std::string path;
+  std::string dataset;
+  std::string missing_hint;
+};
+
+class IdxFile {
+ public:
+  // Opens the file and reads its header, which must declare `dimensions`
+  // dimensions of unsigned bytes (magic 2051 for images, 2049 for labels);
+  // `kind` ("image", "label") names the file in that message.
+  IdxFile(IdxSource source, std::uint32_t dimensions, const std::string& kind);
+  ~IdxFile();
+  IdxFile(const IdxFile&) = delete;
+  IdxFile& operator=(const IdxFile&) = delete;
+
+  std::uint32_t count() const { return shape_.front(); }
+  // The declared sides of one item (rows, columns for images; none for labels).
+  std::vector<std::uint32_t> item_shape() const { return {shape_.begin() + 1, shape_.end()}; }
+
+  // The first `limit` items (0: all), uint8 [kept, item sides...]. Reading
+  // only those keeps quick runs quick; the rest of the file is then not
+  // checked, otherwise data after the declared items is an error.
+  at::Tensor read(std::int64_t limit, const std::string& what);
+
+  // Throws DataError "[data] <dataset>: <path>: <problem>".
+  [[noreturn]] void fail(const std::string& problem) const;
+
+ private:
+  IdxSource source_;
+  std::unique_ptr<GzipInput> input_;
+  std::vector<std::uint32_t> shape_;
+};
+
+}  // namespace orchestrate

@@ -1,0 +1,156 @@
+// Image folders, torchvision's ImageFolder layout: root/<class>/<image>,
+// labels from the sorted class-folder names, JPEG and PNG told apart by
+// their bytes (libjpeg-turbo, libpng through core/image). The split comes
+// from train/ and val/ folders or from val_fraction (split_files.h). Files
+// are listed and checked once when the dataset is built; batches read,
+// decode and resize them (optionally keeping the decoded pixels in memory),
+// because the dataset interface hands out fixed-size float batches.
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bad_data_policy.h"
+#include "checked_files.h"
+#include "decoded_image_cache.h"
+#include "image_bytes.h"
+#include "image_decode.h"
+#include "image_resize.h"
+#include "orchestrate/dataset.h"
+#include "orchestrate/error.h"
+#include "orchestrate/params.h"
+#include "orchestrate/plugin.h"
+#include "orchestrate/registry.h"
+#include "split_files.h"
+
+namespace {
+
+using orchestrate::Batch;
+using orchestrate::DataError;
+using orchestrate::DatasetInfo;
+using orchestrate::DatasetSplit;
+using orchestrate::Params;
+using namespace orchestrate::image_folder;
+
+const char* split_name(DatasetSplit split) { return split == DatasetSplit::train ? "train" : "test"; }
+
+class ImageFolderDataset final : public orchestrate::Dataset {
+ public:
+  ImageFolderDataset(const Params& params, DatasetSplit split)
+      : channels_(params.integer("channels")), height_(params.integer("height")), width_(params.integer("width")) {
+    auto listed = split_files(params.string("root"), split,
+                              {params.real("val_fraction"), static_cast<std::uint64_t>(params.integer("split_seed"))});
+    class_names_ = std::move(listed.class_names);
+    auto checked = check_files(listed.files, {params.boolean("verify_images"), channels_, params.integer("limit")});
+    const auto policy = orchestrate::BadDataPolicy::from_params(
+        params, "image_folder", "file", "fix or remove the file, or on_corrupt = \"skip\" leaves bad files out");
+    orchestrate::apply_bad_data_policy(policy, checked.bad, split_name(split));
+    files_ = std::move(checked.usable);
+    if (files_.empty())
+      throw DataError("[data] image_folder: the " + std::string(split_name(split)) + " split has no usable images");
+    if (params.boolean("cache"))
+      cache_.emplace(files_.size(), static_cast<std::size_t>(params.integer("cache_max_mb")) << 20);
+  }
+
+  DatasetInfo info() const override {
+    return {channels_, height_, width_, static_cast<std::int64_t>(class_names_.size()), class_names_};
+  }
+
+  std::int64_t size() const override { return static_cast<std::int64_t>(files_.size()); }
+
+  Batch get_batch(const std::vector<std::int64_t>& indices) const override {
+    const auto count = static_cast<std::int64_t>(indices.size());
+    auto images = at::empty({count, channels_, height_, width_}, at::kFloat);
+    auto labels = at::empty({count}, at::kLong);
+    auto* label_data = labels.data_ptr<std::int64_t>();
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t at = indices[i];
+      if (at < 0 || at >= size())
+        throw std::out_of_range("image_folder: index " + std::to_string(at) + " is outside [0, " +
+                                std::to_string(size()) + ")");
+      const auto pixels = decoded(static_cast<std::size_t>(at));
+      images[i].copy_(orchestrate::resize_to_chw_float(pixels, height_, width_).div_(255.0).clamp_(0.0, 1.0));
+      label_data[i] = files_[static_cast<std::size_t>(at)].label;
+    }
+    return {images, labels};
+  }
+
+ private:
+  // uint8 [H, W, channels] of file `index`, from the cache when kept there.
+  at::Tensor decoded(std::size_t index) const {
+    if (cache_)
+      if (auto kept = cache_->find(index); kept.defined()) return kept;
+    const std::string& path = files_[index].path;
+    at::Tensor pixels;
+    try {
+      pixels = orchestrate::decode_image(read_file_bytes(path), channels_, path);
+    } catch (const std::exception& error) {
+      // Found only now when verify_images = false let the file through, or
+      // when it changed after the dataset was built.
+      throw DataError("[data] image_folder: " + std::string(error.what()));
+    }
+    if (cache_) cache_->offer(index, pixels);
+    return pixels;
+  }
+
+  std::int64_t channels_;
+  std::int64_t height_;
+  std::int64_t width_;
+  std::vector<std::string> class_names_;
+  std::vector<LabelledFile> files_;  // only read after construction
+  mutable std::optional<DecodedImageCache> cache_;  // thread-safe on its own
+};
+
+void register_components(orchestrate::Registry& registry) {
+  using namespace orchestrate;
+  ParamSchema schema{
+      string_param("root", "",
+                   "the image folder: root/<class>/<image>, or root/train/<class>/ and root/val/<class>/ "
+                   "(validation/ or test/ also serve as the evaluation folder)"),
+      real_param("val_fraction", 0.1,
+                 "without a val folder: this fraction of each class's files (rounded, at least one, never all) is "
+                 "the test split, chosen by a hash of split_seed and the file name")
+          .between(0.0, 0.9),
+      int_param("split_seed", 0, "seeds the val_fraction split; the same seed gives the same split everywhere")
+          .at_least(0),
+      int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels").between(1, 3),
+      int_param("height", 224, "images are resized to this height (antialiased bilinear) when they differ")
+          .at_least(1),
+      int_param("width", 224, "images are resized to this width (antialiased bilinear) when they differ").at_least(1),
+      string_param("on_corrupt", "fail",
+                   "a bad file (zero bytes, not a JPEG or PNG whatever its name, an image that does not decode): "
+                   "fail stops with its path and cause; skip leaves it out and reports the count")
+          .one_of({"fail", "skip"}),
+      real_param("max_corrupt_fraction", 0.01,
+                 "with on_corrupt = \"skip\": a split with a larger fraction of bad files is an error")
+          .between(0.0, 1.0),
+      bool_param("verify_images", true,
+                 "decode every image when the dataset is built, so a bad file is found then; false: only zero-byte "
+                 "files are found then, and another bad file fails the run when read"),
+      int_param("limit", 0,
+                "keep only N usable files of each split (0: all), taken from the classes in turn, for quick runs")
+          .at_least(0),
+      bool_param("cache", false,
+                 "keep decoded images in memory after their first read (FastNN's datasets_use_caching), up to "
+                 "cache_max_mb"),
+      int_param("cache_max_mb", 2048, "the memory the decoded-image cache may use, in MiB; images past it are read again")
+          .at_least(1),
+  };
+  schema.rule([](const Params& p) -> std::string {
+    if (p.integer("channels") == 2) return "channels: 1 (grey) or 3 (RGB)";
+    if (p.string("root").empty()) return "root: say where the image folder is";
+    return "";
+  });
+  registry.datasets().add(
+      "image_folder", "a folder of JPEG/PNG images, one sub-folder per class (torchvision's ImageFolder layout)",
+      std::move(schema),
+      [](const Params& params, DatasetSplit split) { return std::make_unique<ImageFolderDataset>(params, split); });
+}
+
+}  // namespace
+
+ORCHESTRATE_PLUGIN("image_folder", "1.0.0", register_components)
