@@ -13,6 +13,24 @@ BadDataPolicy BadDataPolicy::from_params(const Params& params, std::string datas
           params.real("max_corrupt_fraction")};
 }
 
+void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const std::string& item,
+                         const std::string& fail_names) {
+  schema.add(string_param("on_corrupt", "fail",
+                          bad_item + ": fail stops with " + fail_names + "; skip leaves it out and reports the count")
+                 .one_of({"fail", "skip"}));
+  schema.add(real_param("max_corrupt_fraction", 0.01,
+                        "with on_corrupt = \"skip\": a split with a larger fraction of bad " + item + "s is an error")
+                 .between(0.0, 1.0));
+}
+
+void add_decoded_image_params(ParamSchema& schema) {
+  schema.add(int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels").between(1, 3));
+  schema.add(int_param("height", 224, "images are resized to this height (antialiased bilinear) when they differ")
+                 .at_least(1));
+  schema.add(int_param("width", 224, "images are resized to this width (antialiased bilinear) when they differ")
+                 .at_least(1));
+}
+
 void apply_bad_data_policy(const BadDataPolicy& policy, const BadDataCount& count, const std::string& split) {
   if (count.bad == 0) return;
   const std::string prefix = "[data] " + policy.dataset + ": ";

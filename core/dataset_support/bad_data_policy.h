@@ -23,6 +23,16 @@ struct BadDataPolicy {
   static BadDataPolicy from_params(const Params& params, std::string dataset, std::string item, std::string fix);
 };
 
+// Declares on_corrupt and max_corrupt_fraction in a dataset's schema.
+// `bad_item` says what counts as bad ("a bad file (zero bytes, ...)"), `item`
+// what is counted ("file"), `fail_names` what a failure names ("its path and cause").
+void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const std::string& item,
+                         const std::string& fail_names);
+
+// Declares channels, height and width: what encoded images are decoded and
+// resized to (the same keys in every image dataset).
+void add_decoded_image_params(ParamSchema& schema);
+
 struct BadDataCount {
   std::size_t bad = 0;
   std::size_t seen = 0;     // bad and usable together

@@ -117,17 +117,6 @@ void register_components(orchestrate::Registry& registry) {
           .between(0.0, 0.9),
       int_param("split_seed", 0, "seeds the val_fraction split; the same seed gives the same split everywhere")
           .at_least(0),
-      int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels").between(1, 3),
-      int_param("height", 224, "images are resized to this height (antialiased bilinear) when they differ")
-          .at_least(1),
-      int_param("width", 224, "images are resized to this width (antialiased bilinear) when they differ").at_least(1),
-      string_param("on_corrupt", "fail",
-                   "a bad file (zero bytes, not a JPEG or PNG whatever its name, an image that does not decode): "
-                   "fail stops with its path and cause; skip leaves it out and reports the count")
-          .one_of({"fail", "skip"}),
-      real_param("max_corrupt_fraction", 0.01,
-                 "with on_corrupt = \"skip\": a split with a larger fraction of bad files is an error")
-          .between(0.0, 1.0),
       bool_param("verify_images", true,
                  "decode every image when the dataset is built, so a bad file is found then; false: only zero-byte "
                  "files are found then, and another bad file fails the run when read"),
@@ -140,6 +129,10 @@ void register_components(orchestrate::Registry& registry) {
       int_param("cache_max_mb", 2048, "the memory the decoded-image cache may use, in MiB; images past it are read again")
           .at_least(1),
   };
+  add_decoded_image_params(schema);
+  add_bad_data_params(schema,
+                      "a bad file (zero bytes, not a JPEG or PNG whatever its name, an image that does not decode)",
+                      "file", "its path and cause");
   schema.rule([](const Params& p) -> std::string {
     if (p.integer("channels") == 2) return "channels: 1 (grey) or 3 (RGB)";
     if (p.string("root").empty()) return "root: say where the image folder is";

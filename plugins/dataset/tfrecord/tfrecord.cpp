@@ -212,17 +212,6 @@ void register_components(orchestrate::Registry& registry) {
                 "else the train split's largest label plus one")
           .at_least(0),
       string_list_param("class_names", std::vector<std::string>{}, "names of classes 0, 1, ... (optional)"),
-      int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels").between(1, 3),
-      int_param("height", 224, "images are resized to this height (antialiased bilinear) when they differ")
-          .at_least(1),
-      int_param("width", 224, "images are resized to this width (antialiased bilinear) when they differ").at_least(1),
-      string_param("on_corrupt", "fail",
-                   "a bad record (CRC, truncation, no such feature, an image that does not decode, a label out of "
-                   "range): fail stops with its file, record and cause; skip leaves it out and reports the count")
-          .one_of({"fail", "skip"}),
-      real_param("max_corrupt_fraction", 0.01,
-                 "with on_corrupt = \"skip\": a split with a larger fraction of bad records is an error")
-          .between(0.0, 1.0),
       bool_param("verify_images", true,
                  "decode every image when a file is first indexed, so an undecodable image is a bad record then; "
                  "false: only CRCs, features and labels are checked, and a bad image fails the run when read"),
@@ -231,6 +220,11 @@ void register_components(orchestrate::Registry& registry) {
                    "$ORCHESTRATE_CACHE/tfrecord-index or ~/.cache/orchestrate/tfrecord-index; \"off\": never"),
       int_param("limit", 0, "keep only the first N usable records of each split (0: all), for quick runs").at_least(0),
   };
+  add_decoded_image_params(schema);
+  add_bad_data_params(schema,
+                      "a bad record (CRC, truncation, no such feature, an image that does not decode, a label out "
+                      "of range)",
+                      "record", "its file, record and cause");
   schema.rule([](const Params& p) -> std::string {
     if (p.integer("channels") == 2) return "channels: 1 (grey) or 3 (RGB)";
     if (p.integer("num_classes") == 1) return "num_classes: at least 2 (or 0 to count them)";
