@@ -18,6 +18,7 @@
 #include "recipe.h"
 #include "reports.h"
 #include "resume.h"
+#include "checkpointer.h"
 #include "run_hooks.h"
 #include "run_store.h"
 #include "settings.h"
@@ -149,7 +150,8 @@ int run_command(const std::vector<std::string>& arguments) {
   if (!leader) scratch.emplace(collective->rank());
   TrainOptions train_options;
   train_options.collective = collective.get();
-  train_options.artifact_root = artifact_root_beside(store.path());  // the job's store, on every rank
+  // The job's store, on every rank (ranks 1.. record into scratch stores).
+  train_options.artifact_root = directory_beside_store(store.path(), kArtifactDirectory);
   if (!values["quiet"].as<bool>() && leader) {
     train_options.progress = &std::cerr;
     train_options.progress_is_terminal = isatty(STDERR_FILENO) != 0;

@@ -29,6 +29,9 @@ void add_decoded_image_params(ParamSchema& schema) {
                  .at_least(1));
   schema.add(int_param("width", 224, "images are resized to this width (antialiased bilinear) when they differ")
                  .at_least(1));
+  schema.rule([](const Params& p) -> std::string {
+    return p.integer("channels") == 2 ? "channels: 1 (grey) or 3 (RGB)" : "";
+  });
 }
 
 void apply_bad_data_policy(const BadDataPolicy& policy, const BadDataCount& count, const std::string& split) {

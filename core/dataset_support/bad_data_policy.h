@@ -30,7 +30,7 @@ void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const
                          const std::string& fail_names);
 
 // Declares channels, height and width: what encoded images are decoded and
-// resized to (the same keys in every image dataset).
+// resized to (the same keys and the same channels rule in every image dataset).
 void add_decoded_image_params(ParamSchema& schema);
 
 struct BadDataCount {

@@ -12,12 +12,15 @@ namespace orchestrate {
 namespace fs = std::filesystem;
 
 std::string checkpoint_root(const CheckpointSettings& settings, const std::string& store_path) {
-  if (!settings.dir.empty()) return settings.dir;
-  const fs::path parent = fs::path(store_path).parent_path();
-  return (parent.empty() ? fs::path("checkpoints") : parent / "checkpoints").string();
+  return settings.dir.empty() ? directory_beside_store(store_path, "checkpoints") : settings.dir;
 }
 
-std::string run_checkpoint_directory(const std::string& root, std::int64_t run_id) {
+std::string directory_beside_store(const std::string& store_path, const std::string& name) {
+  const fs::path parent = fs::path(store_path).parent_path();
+  return (parent.empty() ? fs::path(name) : parent / name).string();
+}
+
+std::string run_directory_under(const std::string& root, std::int64_t run_id) {
   return (fs::path(root) / ("run-" + std::to_string(run_id))).string();
 }
 

@@ -15,8 +15,11 @@ namespace orchestrate {
 
 // <directory of the run store>/checkpoints, or [checkpoint] dir when set.
 std::string checkpoint_root(const CheckpointSettings& settings, const std::string& store_path);
-// The run's own directory under the root: run-<id>.
-std::string run_checkpoint_directory(const std::string& root, std::int64_t run_id);
+// `name` in the run store's directory ("checkpoints", "artifacts"), or
+// `name` alone for a store in the current directory.
+std::string directory_beside_store(const std::string& store_path, const std::string& name);
+// The run's own directory under a root (of checkpoints, of artifacts): run-<id>.
+std::string run_directory_under(const std::string& root, std::int64_t run_id);
 
 class Checkpointer {
  public:

@@ -1,15 +1,9 @@
 #include "run_hooks.h"
 
-#include <filesystem>
-
 #include "orchestrate/error.h"
 
 namespace orchestrate {
 
-std::string artifact_root_beside(const std::string& store_path) {
-  const std::filesystem::path parent = std::filesystem::path(store_path).parent_path();
-  return (parent.empty() ? std::filesystem::path("artifacts") : parent / "artifacts").string();
-}
 
 RunHooks::RunHooks(const std::vector<ComponentChoice>& choices, const Registry& registry, const HookContext& context,
                    RunStore& store, std::int64_t run_id)

@@ -16,9 +16,9 @@
 
 namespace orchestrate {
 
-// Where hooks' files go when nothing else is said: "artifacts" beside the run
-// store (checkpoints go to "checkpoints" beside it).
-std::string artifact_root_beside(const std::string& store_path);
+// Where hooks' files go when nothing else is said: this, beside the run
+// store (directory_beside_store), as checkpoints go to "checkpoints".
+inline constexpr const char* kArtifactDirectory = "artifacts";
 
 class RunHooks final : public HookSink {
  public:

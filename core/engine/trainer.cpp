@@ -649,19 +649,23 @@ std::string transfer_summary(const std::vector<TensorRecord>& records) {
 
 // What every rank's hooks are told: their rank, and the job's run (rank 0's
 // id: the other ranks record into scratch stores of their own).
-HookContext hook_context(const TrainOptions& options, const RunStore& store, std::int64_t run_id) {
+HookContext hook_context(const TrainOptions& options, const RunStore& store, std::int64_t run_id,
+                         bool any_hooks) {
   HookContext context;
   context.run_id = run_id;
   if (options.collective) {
     context.rank = options.collective->rank();
     context.world_size = options.collective->world_size();
+  }
+  if (options.collective && any_hooks) {  // the same recipe, so the same choice, on every rank
     auto id = at::full({1}, static_cast<double>(run_id), at::TensorOptions().dtype(at::kDouble))
                   .to(options.collective->device());
     options.collective->broadcast_in_place({id});
     context.run_id = static_cast<std::int64_t>(id.item<double>());
   }
-  const std::string root = options.artifact_root.empty() ? artifact_root_beside(store.path()) : options.artifact_root;
-  context.artifact_dir = (std::filesystem::path(root) / ("run-" + std::to_string(context.run_id))).string();
+  const std::string root = options.artifact_root.empty() ? directory_beside_store(store.path(), kArtifactDirectory)
+                                                         : options.artifact_root;
+  context.artifact_dir = run_directory_under(root, context.run_id);
   return context;
 }
 
@@ -751,9 +755,10 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
                                                          : "from " + s.checkpoint.init_from) +
                              ": " + transfer_summary(components.tensor_records));
     }
-    Checkpointer checkpointer(s.checkpoint, run_checkpoint_directory(checkpoint_dir_root, outcome.run_id), store,
+    Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), store,
                               outcome.run_id);
-    RunHooks hooks(s.hooks, registry, hook_context(options, store, outcome.run_id), store, outcome.run_id);
+    RunHooks hooks(s.hooks, registry, hook_context(options, store, outcome.run_id, !s.hooks.empty()), store,
+                   outcome.run_id);
     TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer, hooks,
                     resume ? &*resume : nullptr);
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));

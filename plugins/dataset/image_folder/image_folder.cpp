@@ -134,7 +134,6 @@ void register_components(orchestrate::Registry& registry) {
                       "a bad file (zero bytes, not a JPEG or PNG whatever its name, an image that does not decode)",
                       "file", "its path and cause");
   schema.rule([](const Params& p) -> std::string {
-    if (p.integer("channels") == 2) return "channels: 1 (grey) or 3 (RGB)";
     if (p.string("root").empty()) return "root: say where the image folder is";
     return "";
   });

@@ -226,7 +226,6 @@ void register_components(orchestrate::Registry& registry) {
                       "of range)",
                       "record", "its file, record and cause");
   schema.rule([](const Params& p) -> std::string {
-    if (p.integer("channels") == 2) return "channels: 1 (grey) or 3 (RGB)";
     if (p.integer("num_classes") == 1) return "num_classes: at least 2 (or 0 to count them)";
     const auto names = p.string_list("class_names").size();
     if (names == 1) return "class_names: name at least two classes";
