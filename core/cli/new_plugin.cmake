@@ -2,7 +2,6 @@
 # compiled into the executable so an installed binary needs no share/
 # directory. Free of LibTorch headers (it only writes text files).
 # Included from core/cli/CMakeLists.txt after the `orchestrate` target.
-# (A raw string delimiter has at most 16 characters: orch_template.)
 
 # Every template file becomes one entry of a generated header. The glob is
 # re-checked at build time, so an added or removed template reconfigures;
@@ -19,6 +18,7 @@ foreach(relative IN LISTS plugin_template_files)
   if(NOT raw_string_end EQUAL -1)
     message(FATAL_ERROR "${file} contains ')orch_template\"', which would end the raw string it is embedded in")
   endif()
+  # A raw string's delimiter may have at most 16 characters.
   string(APPEND plugin_template_entries
     "    {\"${relative}\", R\"orch_template(${text})orch_template\"},\n")
 endforeach()

@@ -83,7 +83,9 @@ void check_directory(const fs::path& dir) {
   if (!fs::exists(status)) return;
   if (!fs::is_directory(status))
     throw UsageError("new-plugin: '" + dir.string() + "' exists and is not a directory; give a new or empty directory");
-  if (!fs::is_empty(dir, ec))
+  const bool empty = fs::is_empty(dir, ec);
+  if (ec) throw Error("new-plugin: cannot read directory '" + dir.string() + "': " + ec.message());
+  if (!empty)
     throw UsageError("new-plugin: directory '" + dir.string() +
                      "' is not empty; give a new or empty directory, so nothing of yours is overwritten");
 }
