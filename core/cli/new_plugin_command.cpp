@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "command.h"
+#include "orchestrate/error.h"
 #include "options.h"
 #include "plugin_skeleton.h"
 
@@ -42,13 +43,16 @@ std::string shell_word(const std::string& word) {
 
 int new_plugin_command(const std::vector<std::string>& arguments) {
   po::options_description options("new-plugin options");
-  options.add_options()("kind", po::value<std::string>()->required(), ("component kind: " + kinds_text()).c_str())(
-      "name", po::value<std::string>()->required(), "the component's snake_case name, also the plugin's")(
-      "dir", po::value<std::string>()->required(), "directory to write; created, or empty");
+  options.add_options()("kind", po::value<std::string>(), ("component kind: " + kinds_text()).c_str())(
+      "name", po::value<std::string>(), "the component's snake_case name, also the plugin's")(
+      "dir", po::value<std::string>(), "directory to write; created, or empty");
   po::positional_options_description positional;
   positional.add("kind", 1).add("name", 1).add("dir", 1);
   po::variables_map values;
   if (!parse_options("new-plugin", "KIND NAME DIR", options, positional, arguments, values)) return 0;
+  if (!values.count("kind") || !values.count("name") || !values.count("dir"))
+    throw UsageError("new-plugin: expected KIND NAME DIR, e.g. orchestrate new-plugin hook my_hook my_hook (kinds: " +
+                     kinds_text() + ")");
   const auto kind = values["kind"].as<std::string>();
   const auto name = values["name"].as<std::string>();
   const std::filesystem::path dir = values["dir"].as<std::string>();

@@ -27,6 +27,7 @@ expect_usage_error() {
   [ ! -s "$scratch/out" ] || fail "new-plugin $*: printed $(cat "$scratch/out")"
 }
 mkdir -p "$scratch/occupied" && touch "$scratch/occupied/notes.txt"
+expect_usage_error "expected KIND NAME DIR" hook my_hook
 expect_usage_error "'MyHook' is not a snake_case name" hook MyHook "$scratch/refused"
 expect_usage_error "unknown kind 'optimiser' (did you mean optimizer?)" optimiser my_optimizer "$scratch/refused"
 expect_usage_error "directory '$scratch/occupied' is not empty" hook my_hook "$scratch/occupied"
