@@ -29,6 +29,8 @@ const std::vector<Command>& commands() {
        "tensorboard RUN... DIR",
        export_command},
       {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE...", predict_command},
+      {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR",
+       new_plugin_command},
   };
   return table;
 }
