@@ -72,6 +72,7 @@ class TrainingRun {
       for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
     if (c.compressor) exchange_ = std::make_unique<CompressedGradientExchange>(collective_, parameters_);
     hooks_.set_printer([this](const std::string& line) { progress_.message(line); });
+    set_up_dim_reduce(options, resume != nullptr);  // before a resume restores its state
     if (resume) restore(*resume, options.resume_from);
     if (collective_) {
       // Every rank starts from rank 0's weights (the same seed gives the same
@@ -93,7 +94,6 @@ class TrainingRun {
            << c.micro_batches_per_update << " micro-batches";
       store_.record_event(run_id_, "data_parallel", what.str());
     }
-    set_up_dim_reduce(options);
     // An epoch is the micro-batches its updates use; a remainder smaller than
     // one update is left out, so every epoch starts on a fresh permutation.
     const std::int64_t per_epoch = c.updates_per_epoch * c.micro_batches_per_update;
@@ -298,7 +298,7 @@ class TrainingRun {
 
   // [snapshots] and [dim_reduce]: stage 1 saves weight snapshots (rank 0;
   // every rank's weights are the same), stage 2 builds its PCA projection.
-  void set_up_dim_reduce(const TrainOptions& options) {
+  void set_up_dim_reduce(const TrainOptions& options, bool resuming) {
     NamedParameters trainable;
     for (const auto& group : c_.groups)
       for (const auto& parameter : group.parameters) trainable.emplace_back(parameter.name, parameter.tensor);
@@ -317,7 +317,7 @@ class TrainingRun {
         [this](at::Tensor& tensor) {
           if (collective_) collective_->broadcast(tensor);
         },
-        leader_, run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors",
+        leader_, run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors", resuming,
         [this](const std::string& line) {
           store_.record_event(run_id_, "dim_reduce", line);
           progress_.message(line);
@@ -471,6 +471,7 @@ class TrainingRun {
     meta.metrics = latest_metrics_;
     for (const auto& [key, value] : recipe_.flattened()) meta.recipe_params[key] = value;
     content.weights = model_state(*c_.model);
+    if (dim_reduce_) dim_reduce_state_ = dim_reduce_->state();
     content.trainer_state = save_trainer_state(state_refs(), stopped_micro_ > 0);
     content.recipe_toml = recipe_.resolved_toml();
     const std::string path = checkpointer_.save(std::move(content));
@@ -479,8 +480,9 @@ class TrainingRun {
   }
 
   TrainerStateRefs state_refs() {
-    return TrainerStateRefs{*c_.optimizer, c_.wrappers, scaler_,       parameters_,
-                            partial_loss_, skipped_,    eval_seconds_, compression_by_rank_};
+    return TrainerStateRefs{*c_.optimizer, c_.wrappers,   scaler_,
+                            parameters_,   partial_loss_, skipped_,
+                            eval_seconds_, compression_by_rank_, dim_reduce_state_};
   }
 
   // Rank r's compressor state (its residuals) at index r of compression_by_rank_.
@@ -508,7 +510,9 @@ class TrainingRun {
   void restore(const CheckpointMeta& meta, const std::string& path) {
     namespace fs = std::filesystem;
     load_model_state(*c_.model, read_safetensors((fs::path(path) / kWeightsFile).string()), path);
+    if (dim_reduce_) dim_reduce_state_ = dim_reduce_->state();  // the names to read
     load_trainer_state((fs::path(path) / kTrainerStateFile).string(), state_refs(), meta.micro_batch > 0);
+    if (dim_reduce_) dim_reduce_->load_state(dim_reduce_state_, path);
     restore_compression_state();
     if (partial_loss_.defined()) partial_loss_ = partial_loss_.to(device_);
     update_ = meta.step;
@@ -698,6 +702,7 @@ class TrainingRun {
   std::unique_ptr<WeightSnapshots> snapshots_;    // [snapshots], on rank 0
   NamedParameters snapshot_parameters_;
   std::unique_ptr<DimReduceTraining> dim_reduce_;  // [dim_reduce] enabled
+  std::vector<std::pair<std::string, at::Tensor>> dim_reduce_state_;  // see TrainerStateRefs
   at::Tensor dim_reduce_images_, dim_reduce_labels_;  // the update's batch, for the line search
 };
 
@@ -779,9 +784,6 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   if (!options.resume_from.empty()) {
     resume = read_checkpoint_meta(options.resume_from);
     resume_changes = check_resume_recipe(*resume, options.resume_from, recipe, compute.world_size);
-    if (s.dim_reduce.enabled)
-      throw UsageError("--resume " + options.resume_from + ": a [dim_reduce] stage-2 run cannot be resumed yet (its "
-                       "quasi-Newton state is not in checkpoints); start stage 2 again from the stage-1 weights");
     if (leader && !store.find_run(std::to_string(resume->run_id)))
       throw UsageError("--resume " + options.resume_from + ": its run " + std::to_string(resume->run_id) +
                        " is not in " + store.path() + "; pass the run store it was recorded in with --db");

@@ -112,6 +112,7 @@ std::string save_trainer_state(const TrainerStateRefs& s, bool with_gradients) {
   }
   for (std::size_t r = 0; r < s.compression_by_rank.size(); ++r)
     archive.write("compression.rank" + std::to_string(r), s.compression_by_rank[r]);
+  for (const auto& [name, tensor] : s.dim_reduce_state) archive.write("dim_reduce." + name, tensor);
   archive.write("skipped_updates", at::tensor(s.skipped_updates, at::kLong));
   archive.write("eval_seconds", at::tensor(s.eval_seconds, at::kDouble));
   std::ostringstream bytes;
@@ -164,6 +165,13 @@ void load_trainer_state(const std::string& path, const TrainerStateRefs& s, bool
       at::Tensor state;  // a fresh handle each time: try_read overwrites a defined tensor in place
       if (!archive.try_read("compression.rank" + std::to_string(s.compression_by_rank.size()), state)) break;
       s.compression_by_rank.push_back(state);
+    }
+    for (auto& [name, tensor] : s.dim_reduce_state) {
+      at::Tensor saved;
+      if (!archive.try_read("dim_reduce." + name, saved))
+        throw Error(path + " holds no dim_reduce state '" + name +
+                    "': it was saved by a run without [dim_reduce]; resume with the recipe it was saved with");
+      tensor = saved;
     }
     at::Tensor skipped, eval_seconds;
     archive.read("skipped_updates", skipped);

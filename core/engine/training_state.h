@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torch/optim/optimizer.h>
@@ -42,6 +43,9 @@ struct TrainerStateRefs {
   // index r; see flatten_state); empty without a compressor. Saved as is;
   // loading fills in what the checkpoint holds.
   std::vector<at::Tensor>& compression_by_rank;
+  // Dimension-reduce stage 2's quasi-Newton state by name (the same on every
+  // rank); empty without [dim_reduce]. Loading reads the names it holds.
+  std::vector<std::pair<std::string, at::Tensor>>& dim_reduce_state;
 };
 
 // A gradient compressor's state as one flat tensor, in name order: what the

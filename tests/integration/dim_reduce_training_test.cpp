@@ -167,6 +167,31 @@ TEST(DimReduceTraining, WhatStageTwoCannotCombineWithIsARecipeErrorBeforeAnyRun)
   EXPECT_NE(missing.output.find("enabled needs snapshots"), std::string::npos) << missing.output;
 }
 
+// Stopped after 16 of its 32 updates and resumed from that checkpoint, stage
+// 2 ends on the uninterrupted run's weights: the checkpoint holds the
+// inverse Hessian, the last step and gradient, and the residual momentum.
+void a_resumed_stage_two_ends_where_the_uninterrupted_one_does(Stages& s) {
+  const auto checkpoints = RunStore(s.db, StoreAccess::read_only).checkpoints(1);
+  const std::string db = s.dir.file("resumed.db");
+  const std::string stage2 = " --set run.epochs=1 --set checkpoint.init_from=" + checkpoints.back().path +
+                             " --set dim_reduce.enabled=true --set dim_reduce.n_components=8" +
+                             " --set dim_reduce.snapshots=" + s.snapshots() +
+                             " --set dim_reduce.line_search_steps=10 --quiet";
+  const auto stopped = run_orchestrate("run " + s.recipe + " --db " + db + stage2 +
+                                       " --set hooks.0.plugin=stop_at_step --set hooks.0.step=16");
+  ASSERT_EQ(stopped.exit_code, 0) << stopped.output;
+  const auto resumed = run_orchestrate("run " + s.recipe + " --db " + db + stage2 + " --resume 1");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  RunStore store(db, StoreAccess::read_only);
+  RunStore first(s.db, StoreAccess::read_only);
+  const auto run = store.find_run("1");
+  const auto uninterrupted = first.find_run("2");
+  ASSERT_TRUE(run && uninterrupted);
+  EXPECT_EQ(store.step_timings(1).size(), 32u);
+  EXPECT_EQ(run->final_metrics.at("eval/loss"), uninterrupted->final_metrics.at("eval/loss")) << resumed.output;
+  EXPECT_EQ(run->final_metrics.at("eval/top1"), uninterrupted->final_metrics.at("eval/top1"));
+}
+
 void too_few_snapshots_fail_the_run_saying_how_many_are_needed(Stages& s) {
   ASSERT_EQ(s.stage1.exit_code, 0) << s.stage1.output;
   const auto result = run_orchestrate("run " + s.recipe + " --db " + s.dir.file("few.db") +
@@ -194,6 +219,10 @@ TEST(DimReduceTraining, TwoStagesOnFashionMnist) {
   {
     SCOPED_TRACE("stage 2, two ranks");
     stage_two_runs_data_parallel_with_one_projection(*stages);
+  }
+  {
+    SCOPED_TRACE("stage 2, stopped and resumed");
+    a_resumed_stage_two_ends_where_the_uninterrupted_one_does(*stages);
   }
   {
     SCOPED_TRACE("too few snapshots");

@@ -36,6 +36,7 @@ at::Tensor read_pca_matrix(const std::string& path, std::int64_t weights) {
 
 DimReduceTraining::DimReduceTraining(const DimReduceSettings& settings, NamedParameters parameters,
                                      const Broadcast& broadcast, bool leader, const std::string& default_pca_path,
+                                     bool resuming,
                                      const std::function<void(const std::string&)>& describe)
     : parameters_(std::move(parameters)) {
   for (const auto& [name, tensor] : parameters_) weights_ += tensor.numel();
@@ -44,8 +45,11 @@ DimReduceTraining::DimReduceTraining(const DimReduceSettings& settings, NamedPar
   at::Tensor components = at::zeros({settings.n_components, weights_}, at::kFloat);
   if (leader) {
     std::ostringstream said;
-    if (!settings.pca_mat_path.empty() && std::filesystem::exists(settings.pca_mat_path)) {
-      components = read_pca_matrix(settings.pca_mat_path, weights_);
+    // The default path is keyed by run id, which another store in the same
+    // directory may also use: only the run that saved it there reuses it.
+    const bool reuse = !settings.pca_mat_path.empty() || resuming;
+    if (reuse && std::filesystem::exists(pca_path_)) {
+      components = read_pca_matrix(pca_path_, weights_);
       said << "loaded the PCA matrix " << pca_path_ << ": " << components.size(0) << " components of "
            << weights_ << " weights";
     } else {

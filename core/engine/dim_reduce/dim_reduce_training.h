@@ -28,13 +28,14 @@ class DimReduceTraining {
   // Makes a tensor rank 0's on every rank; does nothing when training alone.
   using Broadcast = std::function<void(at::Tensor&)>;
 
-  // On rank 0 (`leader`) loads settings.pca_mat_path, or computes the PCA of
-  // the snapshots and saves it to the path (settings.pca_mat_path, else
-  // `default_pca_path`); the others receive it through `broadcast`, so every
+  // On rank 0 (`leader`) loads the PCA matrix from settings.pca_mat_path when
+  // that file exists (or, `resuming`, from `default_pca_path`, where the run
+  // saved its own), else computes the PCA of the snapshots and saves it to
+  // the path given or the default one; the others receive it through `broadcast`, so every
   // rank projects with the same matrix. `describe` gets a line saying what
   // was done (for the run's events).
   DimReduceTraining(const DimReduceSettings& settings, NamedParameters parameters, const Broadcast& broadcast,
-                    bool leader, const std::string& default_pca_path,
+                    bool leader, const std::string& default_pca_path, bool resuming,
                     const std::function<void(const std::string&)>& describe);
 
   // One update from the gradients in the parameters' grad() (already the
@@ -43,6 +44,12 @@ class DimReduceTraining {
   // over ranks); it is called with the trial weights of the line search in
   // place. Leaves the parameters at the new weights.
   SubspaceDescent::Step update(double loss, const std::function<double()>& loss_of_batch);
+
+  // The quasi-Newton state, for checkpoints (see SubspaceDescent::state).
+  std::vector<std::pair<std::string, at::Tensor>> state() const { return descent_->state(); }
+  void load_state(const std::vector<std::pair<std::string, at::Tensor>>& state, const std::string& source) {
+    descent_->load_state(state, source);
+  }
 
   const std::string& pca_path() const { return pca_path_; }
   std::int64_t weights() const { return weights_; }
