@@ -30,9 +30,25 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import run_orchestrate  # noqa: E402
+import subprocess  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run_orchestrate(binary, recipe, db, sets):
+    """Runs `orchestrate run`; a run that fails (stage 2 may diverge) is reported, not fatal."""
+    command = [binary, "run", recipe, "--db", db, "--quiet"]
+    for s in sets:
+        command += ["--set", s]
+    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with sqlite3.connect(db) as con:
+        return None, con.execute("select max(id) from runs").fetchone()[0]
+
+
+def outcome(db, run_id):
+    with sqlite3.connect(db) as con:
+        status, error = con.execute("select status, coalesce(error, '') from runs where id=?", (run_id,)).fetchone()
+    return "" if status == "finished" else f"  ({status}: {error})"
 
 
 def top1_by_epoch(db, run_id):
@@ -80,22 +96,19 @@ def main():
                 f"dim_reduce.snapshots={snapshots}", f"dim_reduce.n_components={args.components}",
                 f"dim_reduce.line_search_steps={steps}", f"dim_reduce.pca_mat_path={os.path.join(tmp, 'pca.safetensors')}"])
 
-        def show(label, accuracies):
-            print(f"{label:<46} " + "  ".join(f"{a:.4f}" for a in accuracies))
+        def show(label, run):
+            print(f"{label:<50} " + "  ".join(f"{a:.4f}" for a in top1_by_epoch(db, run)) + outcome(db, run))
 
         print(f"Fashion-MNIST, ConvNet, batch 128; top-1 after each epoch")
-        show(f"stage 1 ({args.epochs} epochs)", top1_by_epoch(db, stage1))
-        show(f"plain ({args.epochs} + 2 epochs)", top1_by_epoch(db, plain))
+        show(f"stage 1 ({args.epochs} epochs)", stage1)
+        show(f"plain ({args.epochs} + 2 epochs)", plain)
         for steps, run in stage2.items():
-            show(f"stage 2 (2 epochs, {args.components} components, {steps} trial steps)", top1_by_epoch(db, run))
+            show(f"stage 2 (2 epochs, {args.components} components, {steps} trial steps)", run)
         plain_s = median_step_s(db, plain)
         print(f"\nmedian update: ordinary {plain_s * 1000:.1f} ms")
         for steps, run in stage2.items():
             s = median_step_s(db, run)
             print(f"               stage 2 ({steps} trial steps) {s * 1000:.1f} ms = {s / plain_s:.2f} x ordinary")
-        final = {"plain": top1_by_epoch(db, plain)[-1]}
-        final.update({f"stage 2/{k}": top1_by_epoch(db, r)[-1] for k, r in stage2.items()})
-        print("\nfinal top-1: " + ", ".join(f"{k} {v:.4f}" for k, v in final.items()))
 
 
 if __name__ == "__main__":
