@@ -28,6 +28,7 @@ const std::vector<Command>& commands() {
        "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT --out DIR | "
        "tensorboard RUN... DIR"},
       {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE..."},
+      {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR"},
   };
   return table;
 }

@@ -47,5 +47,6 @@ int checkpoints_command(const std::vector<std::string>& arguments);
 int weights_command(const std::vector<std::string>& arguments);
 int export_command(const std::vector<std::string>& arguments);  // serving and tensorboard
 int predict_command(const std::vector<std::string>& arguments);
+int new_plugin_command(const std::vector<std::string>& arguments);
 
 }  // namespace orchestrate::cli

@@ -28,6 +28,7 @@ const std::map<std::string, orchestrate::cli::CommandFunction>& engine_commands(
       {"weights", weights_command},
       {"export", export_command},
       {"predict", predict_command},
+      {"new-plugin", new_plugin_command},
   };
   return table;
 }

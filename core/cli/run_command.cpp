@@ -132,6 +132,7 @@ int run_command(const std::vector<std::string>& arguments) {
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
   const Recipe recipe = load_recipe(values["recipe"].as<std::string>(), overrides, registry);
+  settings_of(recipe);  // the rules across tables ([dim_reduce] with wrappers, ...): before any file is written
   if (values["dry-run"].as<bool>()) {
     std::cout << recipe.resolved_toml();
     return 0;

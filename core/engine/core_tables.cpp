@@ -234,6 +234,52 @@ ParamSchema export_schema() {
   };
 }
 
+ParamSchema snapshots_schema() {
+  return {
+      string_param("dir", "", "where the snapshots go; empty: snapshots/run-<id> beside the run store"),
+      int_param("every_steps", 0, "save the trainable weights every N updates; 0: off").at_least(0),
+      int_param("every_epochs", 0, "save the trainable weights after every N epochs; 0: off").at_least(0),
+      int_param("from_epoch", 1,
+                "the first (1-based) epoch that saves: the earliest weights are far from where training settles")
+          .at_least(1),
+      int_param("keep", 40, "keep the newest N snapshots; 0: all").at_least(0),
+  };
+}
+
+ParamSchema dim_reduce_schema() {
+  ParamSchema schema{
+      bool_param("enabled", false,
+                 "train in the span of the PCA of stage 1's weight snapshots (MindSpore Boost's dimension-reduce "
+                 "stage 2); each update is a quasi-Newton step with a line search there, not the optimizer's"),
+      string_param("snapshots", "", "stage 1's snapshot directory ([snapshots] of that run)"),
+      string_param("pca_mat_path", "",
+                   "the PCA matrix (.safetensors): loaded when it exists, else computed from the snapshots and "
+                   "saved here; empty: artifacts/run-<id>/pca_mat.safetensors beside the run store"),
+      int_param("n_components", 32, "the subspace's dimension; needs more snapshots than this").between(1, 4096),
+      real_param("rho", 0.55, "the line search tries steps 1, rho and rho^2").greater_than(0).less_than(1),
+      real_param("gamma", 0.9, "momentum of the gradient left outside the subspace").at_least(0).less_than(1),
+      real_param("alpha", 0.001, "step along that momentum").at_least(0),
+      real_param("sigma", 0.4, "sufficient decrease: a trial step must lower the loss by sigma x the predicted decrease")
+          .greater_than(0)
+          .less_than(1),
+      int_param("line_search_steps", 3,
+                "trial steps 1, rho, ..., rho^(N-1); when none lowers the loss enough, the last is taken (the "
+                "seed's 3; more suit a subspace whose curvature is far from 1)")
+          .between(1, 60),
+  };
+  schema.rule([](const Params& p) -> std::string {
+    if (!p.boolean("enabled")) return "";
+    if (p.string("snapshots").empty() && p.string("pca_mat_path").empty())
+      return "enabled needs snapshots (stage 1's snapshot directory) or pca_mat_path (a saved PCA matrix)";
+    std::error_code error;
+    if (const auto& pca = p.string("pca_mat_path");
+        p.string("snapshots").empty() && !std::filesystem::exists(pca, error))
+      return "pca_mat_path = \"" + pca + "\" does not exist and snapshots is empty: give stage 1's snapshots to compute it";
+    return "";
+  });
+  return schema;
+}
+
 ParamSchema distributed_schema() {
   return {
       string_param("backend", "auto",
@@ -308,6 +354,10 @@ const std::vector<TableSpec>& recipe_tables() {
                       "what each rank sends of its gradients: none (dense all-reduce) or dgc (Deep Gradient "
                       "Compression's top-k with local accumulation)",
                       {}, ComponentKind::gradient_compression, "none"),
+      core_table("snapshots", "weight-only snapshots for dimension-reduce training's stage 1", snapshots_schema(),
+                 {"*"}),
+      core_table("dim_reduce", "dimension-reduce training's stage 2: descent in the PCA subspace of the snapshots",
+                 dim_reduce_schema()),
       hooks_table(),
   };
   return tables;

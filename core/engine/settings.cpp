@@ -1,5 +1,7 @@
 #include "settings.h"
 
+#include "orchestrate/error.h"
+
 namespace orchestrate {
 
 namespace {
@@ -79,6 +81,42 @@ CheckpointSettings checkpoint_settings(const Params& p) {
   return s;
 }
 
+SnapshotSettings snapshot_settings(const Params& p) {
+  SnapshotSettings s;
+  s.dir = p.string("dir");
+  s.policy = {p.integer("every_steps"), p.integer("every_epochs"), p.integer("from_epoch"), p.integer("keep")};
+  return s;
+}
+
+DimReduceSettings dim_reduce_settings(const Params& p) {
+  DimReduceSettings s;
+  s.enabled = p.boolean("enabled");
+  s.snapshots = p.string("snapshots");
+  s.pca_mat_path = p.string("pca_mat_path");
+  s.n_components = p.integer("n_components");
+  s.search.rho = p.real("rho");
+  s.search.gamma = p.real("gamma");
+  s.search.alpha = p.real("alpha");
+  s.search.sigma = p.real("sigma");
+  s.search.max_search = static_cast<int>(p.integer("line_search_steps"));
+  return s;
+}
+
+// Stage 2 takes each update itself, from one batch's gradient and losses:
+// what changes the update elsewhere in the recipe cannot apply to it.
+void check_dim_reduce(const Settings& s, const std::string& recipe_path) {
+  if (!s.dim_reduce.enabled) return;
+  const std::string where = recipe_path + ": [dim_reduce] enabled = true: ";
+  if (!s.optimizer.wrappers.empty())
+    throw RecipeError(where + "the update is dim_reduce's own, so [[optimizer.wrappers]] (" +
+                      s.optimizer.wrappers.front().plugin + ") would not apply; remove them for stage 2");
+  if (s.precision.mode == PrecisionMode::fp16)
+    throw RecipeError(where + "fp16 loss scaling is not supported in stage 2; set [precision] mode = \"bf16\" or \"fp32\"");
+  if (s.compression.plugin != "none")
+    throw RecipeError(where + "gradient compression (" + s.compression.plugin +
+                      ") is not supported in stage 2; remove [gradient_compression]");
+}
+
 }  // namespace
 
 Settings settings_of(const Recipe& recipe) {
@@ -110,6 +148,9 @@ Settings settings_of(const Recipe& recipe) {
   for (const auto& hook : recipe.table("hooks").list("hooks")) s.hooks.push_back({hook.plugin, hook.component});
   const auto& compression = recipe.table("gradient_compression");
   s.compression = {compression.plugin, compression.component};
+  s.snapshots = snapshot_settings(recipe.table("snapshots").core);
+  s.dim_reduce = dim_reduce_settings(recipe.table("dim_reduce").core);
+  check_dim_reduce(s, recipe.path);
   s.db = recipe.table("log").core.string("db");
   s.progress = recipe.table("log").core.string("progress");
   s.flush_seconds = recipe.table("log").core.real("flush_secs");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dim_reduce/dim_reduce_training.h"
 #include "precision/autocast_scope.h"
 #include "precision/loss_scaler.h"
 #include "recipe.h"
@@ -112,6 +113,12 @@ struct CompressionSettings {
   Params params;
 };
 
+// [snapshots]: stage 1 of dimension-reduce training.
+struct SnapshotSettings {
+  std::string dir;  // "": <run store's directory>/snapshots/run-<id>
+  SnapshotPolicy policy;
+};
+
 struct Settings {
   RunSettings run;
   std::string data_plugin;
@@ -129,6 +136,8 @@ struct Settings {
   ExportSettings export_;
   DistributedSettings distributed;
   CompressionSettings compression;
+  SnapshotSettings snapshots;
+  DimReduceSettings dim_reduce;  // [dim_reduce]: stage 2
   std::vector<ComponentChoice> hooks;  // in recipe order
   std::string db;
   std::string progress = "auto";

@@ -25,6 +25,7 @@
 #include "phase_timer.h"
 #include "progress_line.h"
 #include "resume.h"
+#include "dim_reduce/dim_reduce_training.h"
 #include "run_failure.h"
 #include "run_hooks.h"
 #include "run_identity.h"
@@ -92,6 +93,7 @@ class TrainingRun {
            << c.micro_batches_per_update << " micro-batches";
       store_.record_event(run_id_, "data_parallel", what.str());
     }
+    set_up_dim_reduce(options);
     // An epoch is the micro-batches its updates use; a remainder smaller than
     // one update is left out, so every epoch starts on a fresh permutation.
     const std::int64_t per_epoch = c.updates_per_epoch * c.micro_batches_per_update;
@@ -137,6 +139,7 @@ class TrainingRun {
       if (stopped_ || hooks_.stop_reason()) break;
       if (eval_due(epoch + 1)) run_eval(epoch + 1);
       if (checkpointer_.due_after_epoch(epoch + 1) && update_ < c_.total_updates) save_checkpoint("epoch");
+      if (snapshots_) save_snapshot_if_due(snapshots_->due_after_epoch(epoch + 1));
     }
     flush_window(last_epoch_);
     if (collective_ && stopped_) gather_rank_rows(last_epoch_);
@@ -201,6 +204,10 @@ class TrainingRun {
     if (channels_last_) images = images.contiguous(at::MemoryFormat::ChannelsLast);
     const auto labels = batch.labels.to(device_, /*non_blocking=*/true);
     timing.data_wait_s += seconds_between(t0, Clock::now());
+    if (dim_reduce_) {  // its line search evaluates this batch again
+      dim_reduce_images_ = images;
+      dim_reduce_labels_ = labels;
+    }
     timer_.compute_begins();
     // Loss in fp32 whatever the autocast dtype; divided so that accumulated
     // micro-batch gradients are the mean over the whole update's batch.
@@ -271,10 +278,14 @@ class TrainingRun {
     if (skip_reason.empty()) {
       auto& groups = c_.optimizer->param_groups();
       for (std::size_t i = 0; i < groups.size(); ++i) groups[i].options().set_lr(lr * c_.groups[i].lr_scale);
-      UpdateView view{*c_.optimizer, wrapper_metrics_, update_};
-      for (auto& wrapper : c_.wrappers) wrapper->before_step(view);
-      c_.optimizer->step();
-      for (auto it = c_.wrappers.rbegin(); it != c_.wrappers.rend(); ++it) (*it)->after_step(view);
+      if (dim_reduce_) {
+        take_dim_reduce_step(loss);
+      } else {
+        UpdateView view{*c_.optimizer, wrapper_metrics_, update_};
+        for (auto& wrapper : c_.wrappers) wrapper->before_step(view);
+        c_.optimizer->step();
+        for (auto it = c_.wrappers.rbegin(); it != c_.wrappers.rend(); ++it) (*it)->after_step(view);
+      }
     } else {
       ++skipped_;
       store_.record_event(run_id_, "skipped_update",
@@ -283,6 +294,60 @@ class TrainingRun {
     }
     if (scaler_.enabled()) scaler_.update(found_inf);
     c_.optimizer->zero_grad();
+  }
+
+  // [snapshots] and [dim_reduce]: stage 1 saves weight snapshots (rank 0;
+  // every rank's weights are the same), stage 2 builds its PCA projection.
+  void set_up_dim_reduce(const TrainOptions& options) {
+    NamedParameters trainable;
+    for (const auto& group : c_.groups)
+      for (const auto& parameter : group.parameters) trainable.emplace_back(parameter.name, parameter.tensor);
+    const std::string artifacts =
+        options.artifact_root.empty() ? directory_beside_store(store_.path(), kArtifactDirectory) : options.artifact_root;
+    if (s_.snapshots.policy.enabled() && leader_) {
+      const std::string directory = s_.snapshots.dir.empty()
+                                        ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), run_id_)
+                                        : s_.snapshots.dir;
+      snapshots_ = std::make_unique<WeightSnapshots>(s_.snapshots.policy, directory);
+      snapshot_parameters_ = trainable;
+    }
+    if (!s_.dim_reduce.enabled) return;
+    dim_reduce_ = std::make_unique<DimReduceTraining>(
+        s_.dim_reduce, trainable,
+        [this](at::Tensor& tensor) {
+          if (collective_) collective_->broadcast(tensor);
+        },
+        leader_, run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors",
+        [this](const std::string& line) {
+          store_.record_event(run_id_, "dim_reduce", line);
+          progress_.message(line);
+        });
+  }
+
+  // Stage 2's update in place of the optimizer's. The line search's losses
+  // are the main classifier's on this update's batch (the loss it compares
+  // them with), averaged over the ranks like the gradient.
+  void take_dim_reduce_step(const at::Tensor& loss) {
+    const auto step = dim_reduce_->update(loss.item<double>(), [this] {
+      auto value = cross_entropy(forward_train(dim_reduce_images_).logits, dim_reduce_labels_)
+                       .detach()
+                       .to(at::kDouble)
+                       .reshape({1});
+      if (collective_) {
+        collective_->all_reduce_sum(value);
+        value /= static_cast<double>(collective_->world_size());
+      }
+      return value.item<double>();
+    });
+    wrapper_metrics_["train/dim_reduce_step"] = at::scalar_tensor(step.step, at::kDouble);
+    wrapper_metrics_["train/dim_reduce_trials"] = at::scalar_tensor(static_cast<double>(step.trials), at::kDouble);
+  }
+
+  void save_snapshot_if_due(bool due) {
+    if (!snapshots_ || !due) return;
+    const std::string path = snapshots_->save(snapshot_parameters_, update_, last_epoch_);
+    store_.record_event(run_id_, "snapshot", "weight snapshot at step " + std::to_string(update_) + ": " + path);
+    last_step_end_ = Clock::now();  // saving is not the next step's time
   }
 
   // Alone: a signal (or the test's micro-batch count) stops at once. In a
@@ -372,6 +437,7 @@ class TrainingRun {
                                       : checkpointer_.due_after_update(update_);
       if (reason && update_ < c_.total_updates)
         save_checkpoint(*reason);
+      if (snapshots_) save_snapshot_if_due(snapshots_->due_after_update(update_, epoch + 1));
       last_step_end_ = Clock::now();
       if (update_ == c_.total_updates) last_step_end_ = t3;
     }
@@ -629,6 +695,10 @@ class TrainingRun {
   std::int64_t stopped_micro_ = 0;       // micro-batches of update_ + 1 done when the stop came
   std::int64_t evaluated_at_step_ = -1;
   std::map<std::string, double> latest_metrics_;  // for checkpoint records
+  std::unique_ptr<WeightSnapshots> snapshots_;    // [snapshots], on rank 0
+  NamedParameters snapshot_parameters_;
+  std::unique_ptr<DimReduceTraining> dim_reduce_;  // [dim_reduce] enabled
+  at::Tensor dim_reduce_images_, dim_reduce_labels_;  // the update's batch, for the line search
 };
 
 }  // namespace
@@ -709,6 +779,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   if (!options.resume_from.empty()) {
     resume = read_checkpoint_meta(options.resume_from);
     resume_changes = check_resume_recipe(*resume, options.resume_from, recipe, compute.world_size);
+    if (s.dim_reduce.enabled)
+      throw UsageError("--resume " + options.resume_from + ": a [dim_reduce] stage-2 run cannot be resumed yet (its "
+                       "quasi-Newton state is not in checkpoints); start stage 2 again from the stage-1 weights");
     if (leader && !store.find_run(std::to_string(resume->run_id)))
       throw UsageError("--resume " + options.resume_from + ": its run " + std::to_string(resume->run_id) +
                        " is not in " + store.path() + "; pass the run store it was recorded in with --db");

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <thread>
 
 #include "run_store.h"
 #include "run_store_test_support.h"
@@ -66,6 +68,26 @@ TEST(MetricHistoryTest, MetricsRecordedTogetherReadBackOneByOne) {
     EXPECT_EQ(history.at(name)[0].epoch, 3) << name;
     EXPECT_DOUBLE_EQ(history.at(name)[0].value, value) << name;
   }
+}
+
+// A log point's metrics reach other readers within moments, written by the
+// store's thread, not by the training thread and not only at the next flush.
+TEST(MetricHistoryTest, MetricsOfARunningRunAreWrittenSoonWithoutAFlush) {
+  testing::ScratchDir dir;
+  const std::string path = dir.file("runs.db");
+  RunStore store(path);
+  const std::int64_t run = store.begin_run(testing::sample_run());
+  store.set_flush_interval(std::chrono::hours(1));  // only the metrics' own write can show them
+  store.record_metrics(run, 5, 0, {{"train/loss", 1.5}});
+  const auto give_up_at = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  MetricHistory history;
+  while (history.empty() && std::chrono::steady_clock::now() < give_up_at) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    history = read_metric_history(path, run);
+  }
+  ASSERT_EQ(history.count("train/loss"), 1u) << "not written within 10 s (the delay is " << RunStore::kMetricWriteDelay.count() << " s)";
+  EXPECT_DOUBLE_EQ(history.at("train/loss")[0].value, 1.5);
+  store.finish_run(run, RunStatus::finished);
 }
 
 TEST(MetricHistoryTest, AMissingFileIsAnErrorNamingIt) {

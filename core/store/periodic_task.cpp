@@ -33,6 +33,15 @@ void PeriodicTask::set_interval(Interval interval) {
   wake_.notify_all();
 }
 
+void PeriodicTask::run_within(Interval delay) {
+  std::lock_guard lock(mutex_);
+  const auto due = std::chrono::steady_clock::now() + to_clock(delay);
+  if (due_early_ && *due_early_ <= due) return;
+  due_early_ = due;
+  interval_changed_ = true;  // the loop recomputes its deadline
+  wake_.notify_all();
+}
+
 void PeriodicTask::stop() {
   std::lock_guard control(control_);
   std::thread finished;
@@ -56,8 +65,11 @@ void PeriodicTask::loop() {
   auto last = std::chrono::steady_clock::now();
   while (!stopping_) {
     interval_changed_ = false;
-    const bool woken = wake_.wait_until(lock, last + to_clock(interval_), [&] { return stopping_ || interval_changed_; });
-    if (woken) continue;  // stop, or wait again for the new interval
+    auto due = last + to_clock(interval_);
+    if (due_early_ && *due_early_ < due) due = *due_early_;
+    const bool woken = wake_.wait_until(lock, due, [&] { return stopping_ || interval_changed_; });
+    if (woken) continue;  // stop, or wait again for the new deadline
+    due_early_.reset();
     lock.unlock();  // `work` may take long; set_interval and stop must not wait for it
     work_();
     lock.lock();

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace orchestrate {
@@ -26,6 +27,10 @@ class PeriodicTask {
   void start(Interval interval);
   // Takes effect at once: the next call comes one new interval after the last.
   void set_interval(Interval interval);
+  // The next call comes `delay` from now at the latest (sooner if already
+  // due); later calls keep the interval. For rows another thread wants
+  // written soon without writing them itself. Cheap when already that soon.
+  void run_within(Interval delay);
   // Wakes the thread and joins it; a call of `work` under way is finished
   // first. Does nothing when the task is not running.
   void stop();
@@ -41,6 +46,7 @@ class PeriodicTask {
   Interval interval_{10.0};
   bool stopping_ = false;
   bool interval_changed_ = false;
+  std::optional<std::chrono::steady_clock::time_point> due_early_;  // set by run_within
   std::thread thread_;
 };
 

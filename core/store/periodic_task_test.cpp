@@ -43,6 +43,21 @@ TEST(PeriodicTaskTest, ANewIntervalTakesEffectAtOnce) {
   EXPECT_TRUE(eventually([&] { return calls >= 1; })) << "an hour-long wait must not delay the new interval";
 }
 
+TEST(PeriodicTaskTest, RunWithinBringsOneCallForwardAndKeepsTheInterval) {
+  std::atomic<int> calls{0};
+  PeriodicTask task([&] { ++calls; });
+  task.start(1h);
+  task.run_within(10ms);
+  task.run_within(1h);  // later than already due: changes nothing
+  EXPECT_TRUE(eventually([&] { return calls >= 1; })) << "an hour-long interval must not delay run_within";
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(calls, 1) << "one early call, then the hour-long interval again";
+  for (int i = 0; i < 100; ++i) task.run_within(30ms);  // many requests within one delay: one call
+  EXPECT_TRUE(eventually([&] { return calls >= 2; }));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(PeriodicTaskTest, StopsPromptlyAndRestarts) {
   std::atomic<int> calls{0};
   PeriodicTask task([&] { ++calls; });

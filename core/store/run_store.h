@@ -196,8 +196,14 @@ class RunStore {
   // the top of this file). Their times are those of the call.
   void record_metric(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const std::string& name,
                      double value);
-  // Several metrics of one step in one commit, as record_metric writes one: a
-  // log point's train/* values cost one transaction, not one each.
+  // Several metrics of one step, written by the store's background thread
+  // within kMetricWriteDelay (with every row buffered before them, in one
+  // commit), so a training loop logging every step never waits for a disk
+  // commit and many log points share one. In this process they are written
+  // before anything that is written at once (an event, a checkpoint) and by
+  // flush()/finish_run(); with no run of this store running (no background
+  // thread) they are written at once, as record_metric writes.
+  static constexpr std::chrono::duration<double> kMetricWriteDelay{0.5};
   using MetricValues = std::vector<std::pair<std::string, double>>;
   void record_metrics(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const MetricValues& values);
   void record_event(std::int64_t run_id, const std::string& kind, const std::string& message);

@@ -317,6 +317,10 @@ void RunStore::record_metrics(std::int64_t run_id, std::int64_t step, std::int64
   if (s.record_clock.discards()) return;
   const std::string now = utc_now_iso();
   for (const auto& [name, value] : values) s.buffer(PendingMetric{run_id, step, epoch, name, value, now});
+  if (s.background_flush.running()) {
+    s.background_flush.run_within(kMetricWriteDelay);
+    return;
+  }
   s.write_now("recording " + std::to_string(values.size()) + " metrics of run " + std::to_string(run_id) +
               " at step " + std::to_string(step));
 }

@@ -12,11 +12,13 @@
 namespace orchestrate::testing {
 namespace {
 
-TEST(FashionMnistTraining, OneEpochOfConvNetReachesAccuracyAndIsRecorded) {
+TEST(FashionMnistTraining, ConvNetReachesAccuracyAndIsRecorded) {
+  // 200 updates of batch 128 (25,600 images, under half an epoch), evaluated
+  // on the whole test set: scripts/demo trains the full recipe to 90 %.
   ScratchDir dir;
   const auto db = dir.file("runs.db");
   auto result = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR +
-                                "/recipes/fashion_mnist.toml --set run.epochs=1 --set run.batch_size=128 --db " + db +
+                                "/recipes/fashion_mnist.toml --set run.max_steps=200 --set run.batch_size=128 --db " + db +
                                 " --quiet");
   ASSERT_EQ(result.exit_code, 0) << result.output;
 
@@ -24,10 +26,10 @@ TEST(FashionMnistTraining, OneEpochOfConvNetReachesAccuracyAndIsRecorded) {
   auto run = store.find_run("fashion_mnist_convnet");
   ASSERT_TRUE(run);
   EXPECT_EQ(run->status, "finished");
-  // Measured 0.841 after this epoch on a 2-core CPU; plain chance is 0.10.
-  EXPECT_GE(run->final_metrics.at("eval/top1"), 0.82) << result.output;
-  EXPECT_GE(run->final_metrics.at("eval/top5"), 0.99) << result.output;
-  EXPECT_EQ(store.step_timings(run->id).size(), 60000u / 128u);  // full batches of one epoch
+  // Measured 0.802 top-1 and 0.996 top-5 after these 200 updates on a 2-core CPU; plain chance is 0.10.
+  EXPECT_GE(run->final_metrics.at("eval/top1"), 0.76) << result.output;
+  EXPECT_GE(run->final_metrics.at("eval/top5"), 0.98) << result.output;
+  EXPECT_EQ(store.step_timings(run->id).size(), 200u);
   EXPECT_NE(result.output.find("eval/top1"), std::string::npos) << result.output;
 }
 
@@ -40,11 +42,11 @@ TEST(FashionMnistTraining, TfRecordConversionTrainsLikeTheIdxFiles) {
   const auto data = dir.file("fashion_mnist_tfrecord");
   run_python(R"(
 import runpy, sys
-sys.argv = ["convert_dataset", "tfrecord", "--out", ")" + data + R"(", "--limit", "6000"]
+sys.argv = ["convert_dataset", "tfrecord", "--out", ")" + data + R"(", "--limit", "3000"]
 runpy.run_path(")" + std::string(ORCHESTRATE_SOURCE_DIR) + R"(/scripts/convert_dataset", run_name="__main__")
 )");
   const auto db = dir.file("runs.db");
-  const std::string common = " --set run.epochs=2 --set run.device=cpu --set data.limit=6000 --db " + db + " --quiet";
+  const std::string common = " --set run.epochs=2 --set run.device=cpu --set data.limit=3000 --db " + db + " --quiet";
   auto idx = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR + "/recipes/fashion_mnist.toml" + common);
   ASSERT_EQ(idx.exit_code, 0) << idx.output;
   auto tfrecord = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR + "/recipes/fashion_mnist_tfrecord.toml" +
@@ -57,11 +59,11 @@ runpy.run_path(")" + std::string(ORCHESTRATE_SOURCE_DIR) + R"(/scripts/convert_d
   ASSERT_TRUE(idx_run && tfrecord_run);
   const double top1 = tfrecord_run->final_metrics.at("eval/top1");
   std::cout << "eval/top1: " << top1 << " (TFRecord), " << idx_run->final_metrics.at("eval/top1") << " (IDX)\n";
-  // Measured 0.753 after 2 epochs of 6,000 images on a 2-core CPU; chance is 0.10.
-  EXPECT_GE(top1, 0.70) << tfrecord.output;
+  // Measured 0.689 after 2 epochs of 3,000 images on a 2-core CPU; chance is 0.10.
+  EXPECT_GE(top1, 0.60) << tfrecord.output;
   EXPECT_EQ(top1, idx_run->final_metrics.at("eval/top1"));
   EXPECT_EQ(tfrecord_run->final_metrics.at("eval/loss"), idx_run->final_metrics.at("eval/loss"));
-  EXPECT_EQ(store.step_timings(tfrecord_run->id).size(), 2u * (6000 / 128));
+  EXPECT_EQ(store.step_timings(tfrecord_run->id).size(), 2u * (3000 / 128));
 }
 
 // The same examples as an image folder (scripts/convert_dataset: PNG files

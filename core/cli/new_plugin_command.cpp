@@ -1,0 +1,72 @@
+// `orchestrate new-plugin KIND NAME DIR`: writes a plugin skeleton and says
+// how to build and test it. No LibTorch header: it only writes text files.
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "command.h"
+#include "orchestrate/error.h"
+#include "options.h"
+#include "plugin_skeleton.h"
+
+namespace orchestrate::cli {
+
+namespace {
+
+std::string kinds_text() {
+  std::string out;
+  for (const auto& kind : plugin_skeleton_kinds()) out += (out.empty() ? "" : ", ") + kind;
+  return out;
+}
+
+// The prefix this executable runs from (<prefix>/bin/orchestrate), where an
+// installed SDK's CMake package is: what CMAKE_PREFIX_PATH needs.
+std::string install_prefix() {
+  std::error_code ec;
+  const auto executable = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("<orchestrate prefix>") : executable.parent_path().parent_path().string();
+}
+
+// Quoted for a POSIX shell when it holds anything but plain path characters.
+std::string shell_word(const std::string& word) {
+  if (word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") ==
+      std::string::npos)
+    return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+int new_plugin_command(const std::vector<std::string>& arguments) {
+  po::options_description options("new-plugin options");
+  options.add_options()("kind", po::value<std::string>(), ("component kind: " + kinds_text()).c_str())(
+      "name", po::value<std::string>(), "the component's snake_case name, also the plugin's")(
+      "dir", po::value<std::string>(), "directory to write; created, or empty");
+  po::positional_options_description positional;
+  positional.add("kind", 1).add("name", 1).add("dir", 1);
+  po::variables_map values;
+  if (!parse_options("new-plugin", "KIND NAME DIR", options, positional, arguments, values)) return 0;
+  if (!values.count("kind") || !values.count("name") || !values.count("dir"))
+    throw UsageError("new-plugin: expected KIND NAME DIR, e.g. orchestrate new-plugin hook my_hook my_hook (kinds: " +
+                     kinds_text() + ")");
+  const auto kind = values["kind"].as<std::string>();
+  const auto name = values["name"].as<std::string>();
+  const std::filesystem::path dir = values["dir"].as<std::string>();
+
+  const auto written = write_plugin_skeleton(kind, name, dir);
+  std::cout << "wrote the " << kind << " plugin \"" << name << "\":\n";
+  for (const auto& path : written) std::cout << "  " << path.string() << "\n";
+  const auto source = shell_word(dir.string());
+  const auto build = shell_word((dir / "build").string());
+  std::cout << "build it against this orchestrate and run its test (smoke.toml, a few training steps):\n"
+            << "  cmake -S " << source << " -B " << build << " -DCMAKE_PREFIX_PATH=\"" << install_prefix()
+            << ";$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')\"\n"
+            << "  cmake --build " << build << " && ctest --test-dir " << build << " --output-on-failure\n";
+  return 0;
+}
+
+}  // namespace orchestrate::cli

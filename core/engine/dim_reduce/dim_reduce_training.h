@@ -1,0 +1,66 @@
+// Stage 2 of dimension-reduce training wired to a model's trainable
+// parameters: the PCA matrix (loaded, or computed from stage 1's snapshots
+// and saved), and each update taken by SubspaceDescent in place of the
+// optimizer's step.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "subspace_descent.h"
+#include "weight_snapshots.h"
+
+namespace orchestrate {
+
+struct DimReduceSettings {
+  bool enabled = false;
+  std::string snapshots;     // stage 1's snapshot directory
+  std::string pca_mat_path;  // load when it exists; else computed and saved there ("": the run's artifacts)
+  std::int64_t n_components = 32;
+  SubspaceDescentSettings search;
+};
+
+class DimReduceTraining {
+ public:
+  // Makes a tensor rank 0's on every rank; does nothing when training alone.
+  using Broadcast = std::function<void(at::Tensor&)>;
+
+  // On rank 0 (`leader`) loads settings.pca_mat_path, or computes the PCA of
+  // the snapshots and saves it to the path (settings.pca_mat_path, else
+  // `default_pca_path`); the others receive it through `broadcast`, so every
+  // rank projects with the same matrix. `describe` gets a line saying what
+  // was done (for the run's events).
+  DimReduceTraining(const DimReduceSettings& settings, NamedParameters parameters, const Broadcast& broadcast,
+                    bool leader, const std::string& default_pca_path,
+                    const std::function<void(const std::string&)>& describe);
+
+  // One update from the gradients in the parameters' grad() (already the
+  // mean over ranks) and the batch's `loss` there. `loss_of_batch()` returns
+  // the loss of the same batch at the parameters' current values (the mean
+  // over ranks); it is called with the trial weights of the line search in
+  // place. Leaves the parameters at the new weights.
+  SubspaceDescent::Step update(double loss, const std::function<double()>& loss_of_batch);
+
+  const std::string& pca_path() const { return pca_path_; }
+  std::int64_t weights() const { return weights_; }
+
+ private:
+  at::Tensor flat_weights() const;
+  at::Tensor flat_gradient() const;
+  void assign(const at::Tensor& flat);
+
+  NamedParameters parameters_;
+  std::int64_t weights_ = 0;
+  std::string pca_path_;
+  std::unique_ptr<SubspaceDescent> descent_;
+};
+
+// The PCA matrix file: safetensors with "components" [k, n] and
+// "explained_variance_ratio" [k].
+void write_pca_matrix(const std::string& path, const at::Tensor& components, const at::Tensor& explained);
+at::Tensor read_pca_matrix(const std::string& path, std::int64_t weights);
+
+}  // namespace orchestrate

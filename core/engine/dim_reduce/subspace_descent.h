@@ -1,0 +1,78 @@
+// Stage 2 of dimension-reduce training: one update of the weights searched
+// in the span of the trajectory's principal components.
+//
+// The rule is MindSpore Boost's DimReduce (mindspore/boost/dim_reduce.py,
+// the class the seed's stage 2 runs with its SGD at learning rate 1), after
+// Li et al., "Low Dimensional Trajectory Hypothesis is True: DNNs can be
+// Trained in Tiny Subspaces" (IEEE TPAMI 2022), whose P-BFGS it extends with
+// a momentum on the gradient left outside the subspace. With P the
+// components (k x n, orthonormal rows), w the weights, g the gradient of the
+// loss f at w (both length n):
+//
+//   g_k = P g                                   the gradient in the subspace
+//   if an update came before: y = g_k - g_k_prev; if y.s > 1e-20:
+//     r = 1 / (y.s);  T = I - r y s^T;  B <- T^T B T + r s s^T   (BFGS, inverse Hessian)
+//   d_k = -B g_k;  d = P^T d_k                  the quasi-Newton direction, in full
+//   line search: the first m in 0..2 with f(w + rho^m d) < f(w) + sigma rho^m (g_k . d_k);
+//     then s = rho^m d_k; if none passes, the step is rho^2 and s stays as it was
+//   v <- gamma v + (g - P^T g_k)                momentum of the gradient outside the subspace
+//   w <- w + rho^m d - alpha v
+//
+// B starts as the identity and v as zero. f(w + rho^m d) is the loss of the
+// same batch at the trial weights; in a data-parallel job f, g and the
+// trial losses are the mean over ranks, so every rank takes the same step.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace orchestrate {
+
+struct SubspaceDescentSettings {
+  double rho = 0.55;    // the line search's step factor
+  double gamma = 0.9;   // momentum of the residual gradient
+  double alpha = 0.001; // step along the residual momentum
+  double sigma = 0.4;   // sufficient decrease (Armijo) constant
+  int max_search = 3;   // line-search trials: steps 1, rho, rho^2
+};
+
+class SubspaceDescent {
+ public:
+  // `components`: float32 [k, n] with orthonormal rows, on the training device.
+  SubspaceDescent(at::Tensor components, SubspaceDescentSettings settings);
+
+  struct Step {
+    at::Tensor weights;  // the new weights, [n]
+    double step = 0;     // rho^m
+    int trials = 0;      // losses evaluated by the line search
+    bool accepted = false;  // a trial met the sufficient-decrease condition
+    double predicted_decrease = 0;  // -(g_k . d_k): the descent the quadratic model expects at step 1
+  };
+  // One update from `weights` (flat [n]) with `loss` and `gradient` (flat
+  // [n]) there. `loss_at(trial)` returns the loss at trial weights.
+  Step step(const at::Tensor& weights, const at::Tensor& gradient, double loss,
+            const std::function<double(const at::Tensor&)>& loss_at);
+
+  std::int64_t dimensions() const { return components_.size(0); }
+  const at::Tensor& inverse_hessian() const { return inverse_hessian_; }
+
+  // What a checkpoint must keep for a resumed stage 2 to take the same steps.
+  std::vector<std::pair<std::string, at::Tensor>> state() const;
+  void load_state(const std::vector<std::pair<std::string, at::Tensor>>& state, const std::string& source);
+
+ private:
+  at::Tensor components_;       // P [k, n]
+  SubspaceDescentSettings settings_;
+  at::Tensor inverse_hessian_;  // B [k, k]
+  at::Tensor previous_gradient_;  // g_k of the last update [k]
+  at::Tensor last_step_;          // s [k]
+  at::Tensor residual_momentum_;  // v [n]
+  bool has_previous_ = false;
+};
+
+}  // namespace orchestrate
