@@ -1,38 +1,55 @@
 #include "command.h"
 
+#include <torch/version.h>  // header only: the front end prints it without linking LibTorch
+
+#include <ostream>
+
+#include "orchestrate/api.h"
+
 namespace orchestrate::cli {
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{
       {"run",
        "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run] [--resume [RUN|DIR]] "
-       "[--nproc N]",
-       run_command},
-      {"rerun", "run a recorded run's resolved recipe again, linked to it: orchestrate rerun RUN [run options]",
-       rerun_command},
-      {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors",
-       eval_command},
-      {"plugins", "list loaded plugins and their components", plugins_command},
-      {"describe", "show a component's parameters: orchestrate describe KIND NAME", describe_command},
-      {"runs", "list recorded runs: orchestrate runs [--name GLOB] [--tag k=v] [--sort METRIC] [--format F]",
-       runs_command},
-      {"show", "everything recorded about a run: orchestrate show RUN", show_command},
-      {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]...", compare_command},
-      {"report", "reports over recorded runs: orchestrate report throughput [RUN]...", report_command},
-      {"plot", "runs' curves as a picture: orchestrate plot RUN... --metric M[,M...] -o FILE.svg|png [--scaling]",
-       plot_command},
-      {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN", checkpoints_command},
-      {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH",
-       weights_command},
+       "[--nproc N]"},
+      {"rerun", "run a recorded run's resolved recipe again, linked to it: orchestrate rerun RUN [run options]"},
+      {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors"},
+      {"plugins", "list loaded plugins and their components"},
+      {"describe", "show a component's parameters: orchestrate describe KIND NAME"},
+      {"runs", "list recorded runs: orchestrate runs [--name GLOB] [--tag k=v] [--sort METRIC] [--format F]"},
+      {"show", "everything recorded about a run: orchestrate show RUN"},
+      {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]..."},
+      {"report", "reports over recorded runs: orchestrate report throughput [RUN]..."},
+      {"plot", "runs' curves as a picture: orchestrate plot RUN... --metric M[,M...] -o FILE.svg|png [--scaling]"},
+      {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN"},
+      {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH"},
       {"export",
        "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT --out DIR | "
-       "tensorboard RUN... DIR",
-       export_command},
-      {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE...", predict_command},
-      {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR",
-       new_plugin_command},
+       "tensorboard RUN... DIR"},
+      {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE..."},
+      {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR"},
   };
   return table;
+}
+
+const Command* find_command(const std::string& name) {
+  for (const auto& command : commands())
+    if (name == command.name) return &command;
+  return nullptr;
+}
+
+void print_usage(std::ostream& out) {
+  out << "usage: orchestrate <command> [options]\n\ncommands:\n";
+  for (const auto& command : commands())
+    out << "  " << command.name << std::string(12 - std::string(command.name).size(), ' ') << command.summary << "\n";
+  out << "\n`orchestrate <command> --help` shows a command's options.\n"
+         "exit codes: 0 ok, 1 runtime failure, 2 usage or recipe error, 3 plugin error, 130 interrupted\n";
+}
+
+void print_version(std::ostream& out) {
+  out << "orchestrate " << version() << " (LibTorch " << TORCH_VERSION << ", plugin API " << kPluginApiVersion
+      << ")\n";
 }
 
 }  // namespace orchestrate::cli

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "eval_target.h"
 #include "options.h"
+#include "plugin_options.h"
 #include "recipe.h"
 #include "run_store.h"
 

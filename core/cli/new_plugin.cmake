@@ -1,7 +1,7 @@
 # `orchestrate new-plugin`: the plugin skeletons under share/plugin_templates,
 # compiled into the executable so an installed binary needs no share/
 # directory. Free of LibTorch headers (it only writes text files).
-# Included from core/cli/CMakeLists.txt after the `orchestrate` target.
+# Included from core/cli/CMakeLists.txt after the engine target (it uses the SDK library).
 
 # Every template file becomes one entry of a generated header. The glob is
 # re-checked at build time, so an added or removed template reconfigures;
@@ -46,8 +46,8 @@ target_include_directories(orchestrate_plugin_skeleton PRIVATE ${CMAKE_CURRENT_B
 target_link_libraries(orchestrate_plugin_skeleton PUBLIC orchestrate::sdk)
 target_compile_options(orchestrate_plugin_skeleton PRIVATE -Wall -Wextra)
 
-target_sources(orchestrate PRIVATE new_plugin_command.cpp)
-target_link_libraries(orchestrate PRIVATE orchestrate_plugin_skeleton)
+target_sources(orchestrate_engine_cli PRIVATE new_plugin_command.cpp)
+target_link_libraries(orchestrate_engine_cli PRIVATE orchestrate_plugin_skeleton)
 
 include(GoogleTest)
 add_executable(plugin_skeleton_test plugin_skeleton_test.cpp)

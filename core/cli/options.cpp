@@ -4,7 +4,6 @@
 #include <iostream>
 
 #include "orchestrate/error.h"
-#include "plugin_host.h"
 #include "run_store.h"
 
 namespace orchestrate::cli {
@@ -41,19 +40,9 @@ std::vector<std::string> arguments_without(const std::vector<std::string>& argum
   return kept;
 }
 
-void add_plugin_path_option(po::options_description& options) {
-  options.add_options()("plugin-path", po::value<std::string>()->default_value(""),
-                        "':'-separated plugin directories, searched before $ORCHESTRATE_PLUGIN_PATH and the "
-                        "default beside the executable");
-}
-
 void add_db_option(po::options_description& options) {
   options.add_options()("db", po::value<std::string>()->default_value(""),
                         "run store (SQLite file); default: [log] db, then $ORCHESTRATE_DB, then ./orchestrate.db");
-}
-
-void load_all_plugins(Registry& registry, const po::variables_map& values) {
-  load_plugins(registry, plugin_search_path(values["plugin-path"].as<std::string>()));
 }
 
 std::string db_path(const po::variables_map& values, const std::string& recipe_db) {

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "orchestrate/registry.h"
 #include "run_store.h"
 
 namespace orchestrate::cli {
@@ -27,13 +26,8 @@ std::vector<std::string> arguments_without(const std::vector<std::string>& argum
                                            const po::positional_options_description& positional,
                                            const std::string& name);
 
-// --plugin-path, --db: added to the commands that need them.
-void add_plugin_path_option(po::options_description& options);
+// --db: added to the commands that need it.
 void add_db_option(po::options_description& options);
-
-// Loads the plugins from --plugin-path, $ORCHESTRATE_PLUGIN_PATH and the
-// default directory into `registry`.
-void load_all_plugins(Registry& registry, const po::variables_map& values);
 
 // The run store file: --db, else `recipe_db` (a recipe's [log] db), else the default.
 std::string db_path(const po::variables_map& values, const std::string& recipe_db = "");

@@ -7,6 +7,7 @@
 #include "command.h"
 #include "core_tables.h"
 #include "options.h"
+#include "plugin_options.h"
 #include "plugin_host.h"
 #include "orchestrate/error.h"
 #include "table_format.h"

@@ -14,6 +14,7 @@
 #include "compute_setup.h"
 #include "launch_environment.h"
 #include "options.h"
+#include "plugin_options.h"
 #include "orchestrate/error.h"
 #include "recipe.h"
 #include "reports.h"

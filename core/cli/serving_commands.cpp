@@ -14,6 +14,7 @@
 #include "image_decode.h"
 #include "model_repository.h"
 #include "options.h"
+#include "plugin_options.h"
 #include "orchestrate/error.h"
 #include "preprocessing_spec.h"
 #include "serving_export.h"

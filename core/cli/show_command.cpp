@@ -3,6 +3,7 @@
 
 #include "command.h"
 #include "options.h"
+#include "orchestrate/error.h"
 #include "run_details_report.h"
 #include "run_store.h"
 

@@ -61,8 +61,8 @@ std::string plugin_name_of(const std::string& path) {
 }  // namespace
 
 std::string default_plugin_dir() {
-  const fs::path exe_dir = boost::dll::program_location().parent_path().string();
-  return (exe_dir.parent_path() / "lib" / "orchestrate" / "plugins").lexically_normal().string();
+  const fs::path engine_dir = boost::dll::program_location().parent_path().string();
+  return (engine_dir / ORCHESTRATE_PLUGINS_FROM_ENGINE).lexically_normal().string();
 }
 
 std::vector<std::string> plugin_search_path(const std::string& command_line_path) {

@@ -10,10 +10,11 @@ namespace orchestrate {
 
 // Directories to scan, in order: those given on the command line
 // (--plugin-path, ':'-separated), then $ORCHESTRATE_PLUGIN_PATH, then the
-// default beside the executable (<exe dir>/../lib/orchestrate/plugins).
+// default beside the engine executable (<prefix>/lib/orchestrate/plugins for
+// <prefix>/libexec/orchestrate/orchestrate-engine).
 std::vector<std::string> plugin_search_path(const std::string& command_line_path);
 
-// The default plugin directory beside the running executable.
+// The default plugin directory beside the running engine executable.
 std::string default_plugin_dir();
 
 // Loads one plugin library into `registry`. Throws PluginError when the file

@@ -9,10 +9,11 @@ falling loss, the train/* metrics every 10 steps (as log_every = 10 records
 them), eval metrics at the end and the real run's events, plugins and
 parameters. Then it times `runs`, `report throughput` (one run, --last 20),
 `compare` and `show`: the median wall clock of the whole process over
---repeats invocations, and the median of its time less that of an
-`orchestrate --version` run just before it (starting the process: LibTorch's
-shared libraries and their static initialisation, the same for every
-command), which is the query's own share. The target is 200 ms for each.
+--repeats invocations, which is what a user waits for and what the 200 ms
+target is judged on, and, for reference, the median of its time less that of
+an `orchestrate --version` run just before it (starting the process), the
+query's own share. It also prints the load average, as the machine may be
+busy with other work.
 
 Usage (from the repository root, after scripts/setup and a build):
   python3 scripts/bench/run_store_scale.py [--runs 1000] [--steps 1000] [--repeats 7] [--keep DB]
@@ -219,19 +220,20 @@ def main():
             ("show RUN", ["show", newest]),
         ]
         start_wall, start_cpu, _, _ = time_command(binary, ["--version"], args.repeats)
-        print(f"orchestrate --version (process start: LibTorch's libraries and static initialisation): "
-              f"{start_wall * 1000:.0f} ms wall, {start_cpu * 1000:.0f} ms CPU; each figure a median of "
-              f"{args.repeats}")
+        print(f"orchestrate --version (process start): {start_wall * 1000:.0f} ms wall, {start_cpu * 1000:.0f} ms "
+              f"CPU; each figure a median of {args.repeats}; load average {os.getloadavg()[0]:.2f} "
+              f"on {os.cpu_count()} cores")
         print(f"{'command':30}{'wall ms':>9}{'CPU ms':>8}{'query wall ms':>15}{'query CPU ms':>14}"
-              f"  target: query < {TARGET_S * 1000:.0f} ms")
+              f"  target: wall < {TARGET_S * 1000:.0f} ms")
         failed = 0
         for label, arguments in commands:
             wall, cpu, query_wall, query_cpu = time_command(binary, [*arguments, "--db", db], args.repeats)
-            ok = query_wall < TARGET_S
+            ok = wall < TARGET_S
             failed += not ok
             print(f"{label:30}{wall * 1000:9.0f}{cpu * 1000:8.0f}{query_wall * 1000:15.0f}{query_cpu * 1000:14.0f}"
                   f"  {'pass' if ok else 'FAIL'}", flush=True)
-    print(f"{len(commands) - failed} of {len(commands)} under {TARGET_S * 1000:.0f} ms")
+    print(f"{len(commands) - failed} of {len(commands)} under {TARGET_S * 1000:.0f} ms (whole process, wall); "
+          f"load average now {os.getloadavg()[0]:.2f}")
     return 1 if failed else 0
 
 

@@ -1,0 +1,31 @@
+#include "engine_launch.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "orchestrate/error.h"
+#include "torch_library_lookup.h"
+
+namespace orchestrate::cli {
+
+std::filesystem::path engine_path() {
+  const std::filesystem::path front_end = std::filesystem::read_symlink("/proc/self/exe");
+  return (front_end.parent_path() / ORCHESTRATE_ENGINE_FROM_FRONT_END).lexically_normal();
+}
+
+void exec_engine(char** argv) {
+  const std::filesystem::path engine = engine_path();
+  if (access(engine.c_str(), X_OK) != 0)
+    throw Error("the engine executable " + engine.string() + " is missing or not executable (" +
+                std::strerror(errno) + "); every command but the queries runs in it: rebuild (cmake --build BUILD) " +
+                "or reinstall (cmake --install BUILD --prefix PREFIX)");
+  make_torch_findable(engine);
+  std::cout.flush();
+  execv(engine.c_str(), argv);
+  throw Error("cannot execute the engine " + engine.string() + ": " + std::strerror(errno));
+}
+
+}  // namespace orchestrate::cli

@@ -1,0 +1,17 @@
+#include "plugin_options.h"
+
+#include "plugin_host.h"
+
+namespace orchestrate::cli {
+
+void add_plugin_path_option(po::options_description& options) {
+  options.add_options()("plugin-path", po::value<std::string>()->default_value(""),
+                        "':'-separated plugin directories, searched before $ORCHESTRATE_PLUGIN_PATH and the "
+                        "default beside the executable");
+}
+
+void load_all_plugins(Registry& registry, const po::variables_map& values) {
+  load_plugins(registry, plugin_search_path(values["plugin-path"].as<std::string>()));
+}
+
+}  // namespace orchestrate::cli

@@ -1,0 +1,17 @@
+// --plugin-path and loading the plugins: the engine's commands only (the
+// front end never loads a plugin, so it needs no LibTorch).
+#pragma once
+
+#include "options.h"
+#include "orchestrate/registry.h"
+
+namespace orchestrate::cli {
+
+// --plugin-path: added to the commands that load plugins.
+void add_plugin_path_option(po::options_description& options);
+
+// Loads the plugins from --plugin-path, $ORCHESTRATE_PLUGIN_PATH and the
+// default directory into `registry`.
+void load_all_plugins(Registry& registry, const po::variables_map& values);
+
+}  // namespace orchestrate::cli
