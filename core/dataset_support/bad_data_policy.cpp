@@ -25,12 +25,16 @@ void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const
 
 void add_decoded_image_params(ParamSchema& schema) {
   schema.add(int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels").between(1, 3));
-  schema.add(int_param("height", 224, "images are resized to this height (antialiased bilinear) when they differ")
-                 .at_least(1));
-  schema.add(int_param("width", 224, "images are resized to this width (antialiased bilinear) when they differ")
-                 .at_least(1));
+  schema.add(int_param("height", 0,
+                       "a fixed decode size: images are resized to this height (antialiased bilinear, uint8) when "
+                       "they differ; 0: as stored (resizing is [preprocessing]'s job)")
+                 .at_least(0));
+  schema.add(int_param("width", 0, "a fixed decode size, with height; 0: as stored").at_least(0));
   schema.rule([](const Params& p) -> std::string {
-    return p.integer("channels") == 2 ? "channels: 1 (grey) or 3 (RGB)" : "";
+    if (p.integer("channels") == 2) return "channels: 1 (grey) or 3 (RGB)";
+    if ((p.integer("height") == 0) != (p.integer("width") == 0))
+      return "height and width: set both (a fixed decode size) or neither (images as stored)";
+    return "";
   });
 }
 

@@ -29,8 +29,9 @@ struct BadDataPolicy {
 void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const std::string& item,
                          const std::string& fail_names);
 
-// Declares channels, height and width: what encoded images are decoded and
-// resized to (the same keys and the same channels rule in every image dataset).
+// Declares channels, height and width: what encoded images are decoded to,
+// and an optional fixed size they are resized to (0: as stored), the same
+// keys and rules in every image dataset.
 void add_decoded_image_params(ParamSchema& schema);
 
 struct BadDataCount {

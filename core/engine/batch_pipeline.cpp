@@ -1,12 +1,74 @@
 #include "batch_pipeline.h"
 
+#include <ATen/ops/empty.h>
+#include <ATen/ops/tensor.h>
 #include <c10/util/ParallelGuard.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "orchestrate/error.h"
 
 namespace orchestrate {
 
-BatchPipeline::BatchPipeline(const Dataset& dataset, EpochPlan plan, std::int64_t batches_per_epoch,
+namespace {
+
+// splitmix64's finaliser: neighbouring inputs give unrelated outputs.
+std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t z = a + 0x9e3779b97f4a7c15ULL * (b + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::string shape_text(at::IntArrayRef sizes) {
+  std::string out;
+  for (const auto side : sizes) out += (out.empty() ? "" : "x") + std::to_string(side);
+  return out;
+}
+
+}  // namespace
+
+std::uint64_t sample_seed(std::uint64_t run_seed, std::int64_t epoch, std::int64_t index) {
+  return mix(mix(run_seed, static_cast<std::uint64_t>(epoch)), static_cast<std::uint64_t>(index));
+}
+
+Batch prepare_batch(const SampleSource& source, const std::vector<std::int64_t>& indices, std::int64_t epoch,
+                    bool pinned) {
+  const ImageShape shape = source.preprocessing.output_shape();
+  const std::int64_t min_side = source.preprocessing.min_input_side();
+  const auto count = static_cast<std::int64_t>(indices.size());
+  auto images = at::empty({count, shape.height, shape.width, shape.channels},
+                          at::TensorOptions().dtype(at::kByte).pinned_memory(pinned));
+  std::vector<std::int64_t> labels(indices.size());
+  const std::int64_t sample_bytes = shape.height * shape.width * shape.channels;
+  auto* out = images.data_ptr<std::uint8_t>();
+  for (std::int64_t i = 0; i < count; ++i) {
+    SampleRequest request;
+    request.index = indices[static_cast<std::size_t>(i)];
+    request.epoch = epoch;
+    request.seed = sample_seed(source.seed, epoch, request.index);
+    request.rank = source.rank;
+    request.world_size = source.world_size;
+    request.min_side = min_side;
+    const Example example = source.dataset.example(request);
+    const auto pixels = source.preprocessing.prepare_sample(example.pixels, request.seed);
+    if (pixels.scalar_type() != at::kByte || pixels.dim() != 3 || pixels.size(0) != shape.height ||
+        pixels.size(1) != shape.width || pixels.size(2) != shape.channels)
+      throw Error("[preprocessing] prepared example " + std::to_string(request.index) + " as " +
+                  shape_text(pixels.sizes()) + " " + std::string(c10::toString(pixels.scalar_type())) +
+                  " where its output shape is " + shape_text({shape.height, shape.width, shape.channels}) +
+                  " uint8 (a plugin bug)");
+    std::memcpy(out + i * sample_bytes, pixels.contiguous().data_ptr<std::uint8_t>(),
+                static_cast<std::size_t>(sample_bytes));
+    labels[static_cast<std::size_t>(i)] = example.label;
+  }
+  return {images, at::tensor(labels)};
+}
+
+BatchPipeline::BatchPipeline(SampleSource source, EpochPlan plan, std::int64_t batches_per_epoch,
                              std::int64_t epochs, PipelineOptions options, std::int64_t first_batch)
-    : dataset_(dataset),
+    : source_(source),
       plan_(std::move(plan)),
       batches_per_epoch_(batches_per_epoch),
       total_(batches_per_epoch * epochs),
@@ -16,9 +78,9 @@ BatchPipeline::BatchPipeline(const Dataset& dataset, EpochPlan plan, std::int64_
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { work(); });
 }
 
-BatchPipeline::BatchPipeline(const Dataset& dataset, BatchIndices batches, PipelineOptions options)
+BatchPipeline::BatchPipeline(SampleSource source, BatchIndices batches, PipelineOptions options)
     : BatchPipeline(
-          dataset, [batches](std::int64_t) { return batches; }, static_cast<std::int64_t>(batches.size()), 1,
+          source, [batches](std::int64_t) { return batches; }, static_cast<std::int64_t>(batches.size()), 1,
           options) {}
 
 BatchPipeline::~BatchPipeline() {
@@ -50,11 +112,8 @@ BatchPipeline::Slot BatchPipeline::produce(std::int64_t index) {
       std::lock_guard lock(plan_mutex_);
       indices = indices_of(index);
     }
-    slot.batch = dataset_.get_batch(indices);
-    if (options_.pin_memory) {
-      slot.batch.images = slot.batch.images.pin_memory();
-      slot.batch.labels = slot.batch.labels.pin_memory();
-    }
+    slot.batch = prepare_batch(source_, indices, index / batches_per_epoch_, options_.pin_memory);
+    if (options_.pin_memory) slot.batch.labels = slot.batch.labels.pin_memory();
   } catch (...) {
     slot.error = std::current_exception();
   }

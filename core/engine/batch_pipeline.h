@@ -1,6 +1,8 @@
 // Prepares batches ahead of the training step on worker threads and hands
 // them out in order, so the model never waits on reading and decoding when
-// the workers keep up. One pipeline serves a whole run: its threads live
+// the workers keep up. A batch is the dataset's examples, each through the
+// preprocessing's per-sample half, stacked as uint8 [N, h, w, C]: the float
+// conversion is the preprocessing's finish_batch, on the device, after the copy. One pipeline serves a whole run: its threads live
 // across epochs (the next epoch's first batches are prepared while the last
 // ones of this epoch train) instead of being rebuilt each epoch.
 #pragma once
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "orchestrate/dataset.h"
+#include "orchestrate/preprocessing.h"
 
 namespace orchestrate {
 
@@ -24,6 +27,25 @@ struct PipelineOptions {
   int prefetch = 4;       // batches ready or in flight at most
   bool pin_memory = false;  // page-locked host memory, for fast non-blocking copies to CUDA
 };
+
+// Where a pipeline's samples come from, and what each sample's request says
+// besides its index (SampleRequest).
+struct SampleSource {
+  const Dataset& dataset;
+  const Preprocessing& preprocessing;
+  std::uint64_t seed = 0;  // the run's: with the epoch and the index it gives every sample's seed
+  int rank = 0;
+  int world_size = 1;
+};
+
+// The seed of example `index` in `epoch`: a hash of the three, so it depends
+// on nothing else (not the thread, not the batch the example lands in).
+std::uint64_t sample_seed(std::uint64_t run_seed, std::int64_t epoch, std::int64_t index);
+
+// The examples at `indices`, prepared and stacked: uint8 [N, h, w, C] at the
+// preprocessing's output shape (in page-locked memory when `pinned`), int64 labels.
+Batch prepare_batch(const SampleSource& source, const std::vector<std::int64_t>& indices, std::int64_t epoch,
+                    bool pinned);
 
 using BatchIndices = std::vector<std::vector<std::int64_t>>;
 // The batches of one epoch (0-based); must be pure in the epoch and give
@@ -34,10 +56,10 @@ class BatchPipeline {
  public:
   // Serves `epochs` epochs of `batches_per_epoch` batches each, in order,
   // starting at batch `first_batch` of that sequence (a resumed run).
-  BatchPipeline(const Dataset& dataset, EpochPlan plan, std::int64_t batches_per_epoch, std::int64_t epochs,
+  BatchPipeline(SampleSource source, EpochPlan plan, std::int64_t batches_per_epoch, std::int64_t epochs,
                 PipelineOptions options, std::int64_t first_batch = 0);
-  // Serves exactly `batches`, once.
-  BatchPipeline(const Dataset& dataset, BatchIndices batches, PipelineOptions options);
+  // Serves exactly `batches`, once (as epoch 0).
+  BatchPipeline(SampleSource source, BatchIndices batches, PipelineOptions options);
   ~BatchPipeline();  // stops and joins the workers
   BatchPipeline(const BatchPipeline&) = delete;
   BatchPipeline& operator=(const BatchPipeline&) = delete;
@@ -56,7 +78,7 @@ class BatchPipeline {
   const std::vector<std::int64_t>& indices_of(std::int64_t index);  // caller holds plan_mutex_
   void work();
 
-  const Dataset& dataset_;
+  const SampleSource source_;
   const EpochPlan plan_;
   const std::int64_t batches_per_epoch_;
   const std::int64_t total_;

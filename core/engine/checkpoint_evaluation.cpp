@@ -32,9 +32,11 @@ CheckpointEvaluation::CheckpointEvaluation(const Recipe& recipe, const Registry&
   test_set_ = build_test_set(settings_, registry);
   if (test_set_->size() == 0)
     throw RecipeError(recipe.path + ": [data] " + settings_.data_plugin + " has an empty test split: nothing to evaluate");
-  // Datasets describe both splits alike, so the test split's shape and
-  // classes build the model training built from the training split's.
-  model_ = build_model(settings_, registry, test_set_->info(), compute_);
+  // Datasets describe both splits alike, and both preprocessing variants
+  // give one shape, so the test split's classes and the eval variant's
+  // output build the model training built.
+  preprocessing_ = build_preprocessing(settings_, registry, test_set_->info(), PreprocessingVariant::eval);
+  model_ = build_model(settings_, registry, model_input(*preprocessing_, test_set_->info()), compute_);
   const WeightsFit fit = load_fitting_weights(*model_, target_.weights_file, {});
   if (!fit.complete()) {
     std::string saved_by;
@@ -58,7 +60,8 @@ EvalOutcome CheckpointEvaluation::run(RunStore& store) {
     store.record_event(outcome.run_id, "evaluates", target_.provenance);
     store.record_metric(outcome.run_id, step, epoch, "time/setup_s", seconds_since(started_));
     // One round, with the pipeline options training used: the same batches in the same order.
-    Evaluator evaluator(*test_set_, settings_.eval.batch_size, compute_.device, 1, compute_.pipeline);
+    Evaluator evaluator(SampleSource{*test_set_, *preprocessing_, settings_.run.seed}, settings_.eval.batch_size,
+                        compute_.device, 1, compute_.pipeline);
     const auto start = Clock::now();
     outcome.result =
         evaluate_model(evaluator, *model_, compute_.device, settings_.precision.mode, compute_.channels_last);

@@ -13,6 +13,7 @@
 #include "evaluator.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/model.h"
+#include "orchestrate/preprocessing.h"
 #include "orchestrate/registry.h"
 #include "recipe.h"
 #include "run_store.h"
@@ -52,6 +53,7 @@ class CheckpointEvaluation {
   const std::chrono::steady_clock::time_point started_;
   ComputeSetup compute_;
   std::unique_ptr<Dataset> test_set_;
+  std::unique_ptr<Preprocessing> preprocessing_;  // the eval variant
   std::shared_ptr<Model> model_;
 };
 

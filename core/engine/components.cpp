@@ -91,9 +91,27 @@ std::unique_ptr<Dataset> build_test_set(const Settings& s, const Registry& regis
   return build_split(s, registry, DatasetSplit::test);
 }
 
-std::shared_ptr<Model> build_model(const Settings& s, const Registry& registry, const DatasetInfo& data,
+std::unique_ptr<Preprocessing> build_preprocessing(const Settings& s, const Registry& registry,
+                                                   const DatasetInfo& data, PreprocessingVariant variant) {
+  const auto& entry = registry.preprocessing().get(s.preprocessing_plugin);
+  const PreprocessingContext context{variant, data};
+  auto made = guarded("preprocessing", s.preprocessing_plugin, [&] { return entry.create(s.preprocessing_params, context); });
+  require(made, "preprocessing", s.preprocessing_plugin, "preprocessing");
+  const ImageShape shape = made->output_shape();
+  if (shape.channels != data.channels || shape.height < 1 || shape.width < 1)
+    throw Error("[preprocessing] " + s.preprocessing_plugin + ": its " + to_string(variant) + " variant gives " +
+                std::to_string(shape.channels) + "x" + std::to_string(shape.height) + "x" + std::to_string(shape.width) +
+                " images from " + std::to_string(data.channels) + "-channel data (a plugin bug)");
+  return made;
+}
+
+ModelInput model_input(const Preprocessing& preprocessing, const DatasetInfo& data) {
+  const ImageShape shape = preprocessing.output_shape();
+  return {shape.channels, shape.height, shape.width, data.num_classes};
+}
+
+std::shared_ptr<Model> build_model(const Settings& s, const Registry& registry, const ModelInput& input,
                                    const ComputeSetup& compute) {
-  const ModelInput input{data.channels, data.height, data.width, data.num_classes};
   const auto& entry = registry.models().get(s.model_plugin);
   auto model = guarded("model", s.model_plugin, [&] { return entry.create(s.model_params, input); });
   require(model, "model", s.model_plugin, "model");
@@ -106,8 +124,20 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
   TrainingComponents c;
   c.train_set = build_split(s, registry, DatasetSplit::train);
   if (s.eval.enabled) c.test_set = build_test_set(s, registry);
-
-  c.model = build_model(s, registry, c.train_set->info(), compute);
+  const DatasetInfo train_info = c.train_set->info();
+  c.train_preprocessing = build_preprocessing(s, registry, train_info, PreprocessingVariant::train);
+  c.eval_preprocessing = build_preprocessing(s, registry, c.test_set ? c.test_set->info() : train_info,
+                                             PreprocessingVariant::eval);
+  const ImageShape train_shape = c.train_preprocessing->output_shape();
+  const ImageShape eval_shape = c.eval_preprocessing->output_shape();
+  if (train_shape.height != eval_shape.height || train_shape.width != eval_shape.width)
+    throw RecipeError("[preprocessing] " + s.preprocessing_plugin + ": the train variant gives " +
+                      std::to_string(train_shape.height) + "x" + std::to_string(train_shape.width) +
+                      " images but the eval variant " + std::to_string(eval_shape.height) + "x" +
+                      std::to_string(eval_shape.width) + ", and one model must take both; give both the same size "
+                      "(with none: the same [data] height and width for both splits)");
+  c.input = model_input(*c.train_preprocessing, train_info);
+  c.model = build_model(s, registry, c.input, compute);
   const auto& model_entry = registry.models().get(s.model_plugin);
   for (const auto& [name, weight] : model_entry.meta.aux_logits) c.aux_weights[name] = s.aux_weight >= 0 ? s.aux_weight : weight;
   c.tensor_records = initialize_from(*c.model, s.checkpoint, model_entry.meta.logits_pattern);
@@ -135,6 +165,7 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
 
 std::vector<PluginRecord> plugins_used(const Settings& s, const Registry& registry) {
   std::vector<std::pair<ComponentKind, std::string>> used{{ComponentKind::dataset, s.data_plugin},
+                                                          {ComponentKind::preprocessing, s.preprocessing_plugin},
                                                           {ComponentKind::model, s.model_plugin},
                                                           {ComponentKind::optimizer, s.optimizer.plugin},
                                                           {ComponentKind::lr_schedule, s.schedule.plugin},

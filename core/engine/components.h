@@ -12,6 +12,7 @@
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
 #include "orchestrate/optimizer_wrapper.h"
+#include "orchestrate/preprocessing.h"
 #include "recipe.h"
 #include "run_store.h"
 #include "settings.h"
@@ -21,6 +22,9 @@ namespace orchestrate {
 struct TrainingComponents {
   std::unique_ptr<Dataset> train_set;
   std::unique_ptr<Dataset> test_set;  // null when evaluation is off
+  std::unique_ptr<Preprocessing> train_preprocessing;
+  std::unique_ptr<Preprocessing> eval_preprocessing;  // built even when evaluation is off: exports use it
+  ModelInput input;                   // the preprocessing's output shape and the dataset's classes
   std::shared_ptr<Model> model;       // already on the device
   std::vector<ParameterGroup> groups;  // torch param group i of the optimizer is groups[i]
   std::unique_ptr<torch::optim::Optimizer> optimizer;
@@ -45,9 +49,14 @@ TrainingComponents build_components(const Settings& settings, const Registry& re
 // The pieces of build_components that `orchestrate eval` needs too, so both
 // build them the same way. The [data] test split, whatever [eval] enabled says:
 std::unique_ptr<Dataset> build_test_set(const Settings& settings, const Registry& registry);
-// The [model] for images like `data`'s, on the device, in the setup's memory
-// format, with the weights its factory initialised:
-std::shared_ptr<Model> build_model(const Settings& settings, const Registry& registry, const DatasetInfo& data,
+// The [preprocessing] variant for a split described by `data`:
+std::unique_ptr<Preprocessing> build_preprocessing(const Settings& settings, const Registry& registry,
+                                                   const DatasetInfo& data, PreprocessingVariant variant);
+// What the model sees: the preprocessing's output shape, the dataset's classes.
+ModelInput model_input(const Preprocessing& preprocessing, const DatasetInfo& data);
+// The [model] for `input`, on the device, in the setup's memory format, with
+// the weights its factory initialised:
+std::shared_ptr<Model> build_model(const Settings& settings, const Registry& registry, const ModelInput& input,
                                    const ComputeSetup& compute);
 
 // The plugins that provide the recipe's components, for the run record.

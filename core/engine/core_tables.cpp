@@ -329,6 +329,10 @@ const std::vector<TableSpec>& recipe_tables() {
       core_table("run", "the run itself: seed, device, length, batch size, threads", run_schema(),
                  {"name", "num_workers", "prefetch_batches", "log_every", "threads"}),
       component_table("data", "the dataset component", {}, ComponentKind::dataset, ""),
+      component_table("preprocessing",
+                      "what turns the dataset's pixels into the model's input, with a train and an eval variant: "
+                      "none (pixels / 255 at the dataset's size), resnet, inception",
+                      {}, ComponentKind::preprocessing, "none"),
       component_table("model", "the model component and its memory format", model_schema(), ComponentKind::model, ""),
       core_table("loss", "the training loss (cross-entropy)", loss_schema()),
       component_table(

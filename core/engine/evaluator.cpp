@@ -24,19 +24,21 @@ BatchIndices rank_batches(std::int64_t size, std::int64_t batch_size, int rank, 
 
 }  // namespace
 
-Evaluator::Evaluator(const Dataset& dataset, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
-                     const PipelineOptions& options, int rank, int world)
-    : dataset_(dataset),
+Evaluator::Evaluator(SampleSource source, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
+                     const PipelineOptions& options)
+    : source_(source),
       device_(device),
       pipeline_(
-          dataset,
-          [size = dataset.size(), batch_size, rank, world](std::int64_t) {
+          source,
+          [size = source.dataset.size(), batch_size, rank = source.rank, world = source.world_size](std::int64_t) {
             return rank_batches(size, batch_size, rank, world);
           },
-          static_cast<std::int64_t>(rank_batches(dataset.size(), batch_size, rank, world).size()), rounds, options) {}
+          static_cast<std::int64_t>(
+              rank_batches(source.dataset.size(), batch_size, source.rank, source.world_size).size()),
+          rounds, options) {}
 
 EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_across_ranks) {
-  const std::int64_t classes = dataset_.info().num_classes;
+  const std::int64_t classes = source_.dataset.info().num_classes;
   const std::int64_t k = std::min<std::int64_t>(5, classes);
   // Sums stay on the device and are read once at the end: no sync per batch.
   at::Tensor loss_sum, top1, top5;
@@ -44,7 +46,8 @@ EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_acro
   for (std::int64_t i = 0; i < pipeline_.batches_per_epoch(); ++i) {
     auto batch = pipeline_.next();
     if (!batch) break;
-    const auto images = batch->images.to(device_, /*non_blocking=*/true);
+    // uint8 over the bus; float and normalized on the device.
+    const auto images = source_.preprocessing.finish_batch(batch->images.to(device_, /*non_blocking=*/true));
     const auto labels = batch->labels.to(device_, /*non_blocking=*/true);
     const auto logits = forward(images).to(at::kFloat);
     const auto loss = at::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum);

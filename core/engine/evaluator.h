@@ -29,16 +29,17 @@ using SumAcrossRanks = std::function<void(at::Tensor& sums)>;
 
 class Evaluator {
  public:
-  // Serves up to `rounds` evaluations of the whole split. In a data-parallel
-  // job rank r of `world` scores batches r, r + world, ... of the split.
-  Evaluator(const Dataset& dataset, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
-            const PipelineOptions& options, int rank = 0, int world = 1);
+  // Serves up to `rounds` evaluations of the whole split (source.dataset,
+  // through source.preprocessing, its eval variant). In a data-parallel job
+  // rank r of `world` scores batches r, r + world, ... of the split.
+  Evaluator(SampleSource source, std::int64_t batch_size, const c10::Device& device, std::int64_t rounds,
+            const PipelineOptions& options);
   // One pass over the split (this rank's batches; with `sum_across_ranks`,
   // the result is the whole split's on every rank). Logits are scored in fp32.
   EvalResult run(const Forward& forward, const SumAcrossRanks& sum_across_ranks = {});
 
  private:
-  const Dataset& dataset_;
+  const SampleSource source_;
   c10::Device device_;
   BatchPipeline pipeline_;
 };

@@ -26,6 +26,8 @@ class RecipeTest : public ::testing::Test {
     registry.lr_schedules().add("fixed", "constant", {}, nullptr);
     registry.gradient_compressors().add("none", "dense all-reduce", {}, nullptr);
     registry.hooks().add("watch", "test hook", {int_param("every", 10, "updates").at_least(1)}, nullptr);
+    registry.preprocessing().add("none", "identity", {}, nullptr);
+    registry.preprocessing().add("crop", "test preprocessing", {int_param("size", 224, "side").at_least(1)}, nullptr);
     ParamSchema piecewise{real_list_param("boundaries", std::vector<double>{}, "where"),
                           real_list_param("factors", std::vector<double>{1.0}, "how much"),
                           string_param("unit", "epoch", "unit").one_of({"epoch", "step"})};
@@ -92,6 +94,19 @@ TEST_F(RecipeTest, ResolvesDefaultsAndCoercesIntegerToFloat) {
   EXPECT_EQ(s.run.name, "r");
   EXPECT_EQ(s.precision.mode, PrecisionMode::fp32);
   EXPECT_TRUE(s.optimizer.wrappers.empty());
+  EXPECT_EQ(s.preprocessing_plugin, "none");  // [preprocessing] is optional
+}
+
+TEST_F(RecipeTest, PreprocessingTableIsCheckedAgainstItsSchema) {
+  std::string text = kValid;
+  text += "[preprocessing]\nplugin = \"crop\"\nsize = 160\n";
+  const Settings s = settings_of(load_recipe(write(text), parse_overrides({}), registry));
+  EXPECT_EQ(s.preprocessing_plugin, "crop");
+  EXPECT_EQ(s.preprocessing_params.integer("size"), 160);
+  EXPECT_NE(error_of(text + "sise = 3\n").find("unknown key 'sise'"), std::string::npos) << error_of(text + "sise = 3\n");
+  EXPECT_NE(error_of(text, {"preprocessing.size=0"}).find("size"), std::string::npos);
+  EXPECT_NE(error_of(text, {"preprocessing.plugin=resnt"}).find("unknown preprocessing 'resnt'"), std::string::npos)
+      << error_of(text, {"preprocessing.plugin=resnt"});
 }
 
 TEST_F(RecipeTest, OverridesAreTypedBySchema) {

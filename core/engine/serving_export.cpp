@@ -49,9 +49,11 @@ ServableModel load_servable_checkpoint(const std::string& checkpoint, const Regi
   } else {  // written before checkpoints recorded the input: ask the data set
     info = build_test_set(s, registry)->info();
   }
-  servable.input = {info.channels, info.height, info.width, info.num_classes};
+  const auto preprocessing = build_preprocessing(s, registry, info, PreprocessingVariant::eval);
+  servable.input = model_input(*preprocessing, info);
+  servable.transform = preprocessing->serving_transform();
   servable.class_names = info.class_names;
-  servable.model = build_model(s, registry, info, ComputeSetup{});  // on the CPU, contiguous
+  servable.model = build_model(s, registry, servable.input, ComputeSetup{});  // on the CPU, contiguous
   load_model_state(*servable.model, read_safetensors(weights_file_of(checkpoint, "export:")), checkpoint);
   servable.run_name = meta.run_name.empty() ? meta.model : meta.run_name;
   auto& p = servable.provenance;
@@ -74,11 +76,15 @@ ExportedVersion export_for_serving(ServableModel& servable, const ExportSettings
   spec.model_name = settings.name.empty() ? servable.run_name : settings.name;
   spec.signature = {in.channels, in.height, in.width, in.num_classes, settings.top_k, settings.max_batch_size};
   spec.labels = labels_for(servable.class_names, in.num_classes);
-  // The data sets hand the model pixels scaled to [0, 1] at their own size,
-  // with no normalization: that is what a client must reproduce.
+  // What the eval preprocessing does (none: pixels scaled to [0, 1] at the
+  // model's size): that is what a client must reproduce.
   spec.preprocessing.channels = in.channels;
   spec.preprocessing.height = in.height;
   spec.preprocessing.width = in.width;
+  spec.preprocessing.central_fraction = servable.transform.central_fraction;
+  spec.preprocessing.resize_shorter = servable.transform.resize_shorter;
+  spec.preprocessing.mean = servable.transform.mean;
+  spec.preprocessing.std = servable.transform.std;
   spec.provenance = servable.provenance;
   spec.provenance["orchestrate_version"] = version();
   spec.provenance["torch_version"] = TORCH_VERSION;

@@ -11,6 +11,7 @@
 #include "checkpoint.h"
 #include "model_repository.h"
 #include "orchestrate/model.h"
+#include "orchestrate/preprocessing.h"
 #include "orchestrate/registry.h"
 #include "settings.h"
 
@@ -23,11 +24,13 @@ struct ServableModel {
   std::vector<std::string> class_names;  // may be empty: the labels are then "0", "1", ...
   std::string run_name;
   std::map<std::string, std::string> provenance;  // what export.json records
+  ServingTransform transform;  // the eval preprocessing's, written to preprocessing.json
 };
 
 // Rebuilds the model of a checkpoint (its recipe's [model], with the input
 // shape and classes it recorded; older checkpoints load the recipe's data set
-// to learn them) and loads its weights, on the CPU.
+// to learn them) and its [preprocessing]'s eval variant, and loads its
+// weights, on the CPU.
 ServableModel load_servable_checkpoint(const std::string& checkpoint, const Registry& registry);
 
 // Traces the model and writes the next version of `settings.name` (default:

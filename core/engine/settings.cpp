@@ -125,6 +125,8 @@ Settings settings_of(const Recipe& recipe) {
   if (s.run.name.empty()) s.run.name = recipe.run_name();
   s.data_plugin = recipe.table("data").plugin;
   s.data_params = recipe.table("data").component;
+  s.preprocessing_plugin = recipe.table("preprocessing").plugin;
+  s.preprocessing_params = recipe.table("preprocessing").component;
   const auto& model = recipe.table("model");
   s.model_plugin = model.plugin;
   s.model_params = model.component;

@@ -123,6 +123,8 @@ struct Settings {
   RunSettings run;
   std::string data_plugin;
   Params data_params;
+  std::string preprocessing_plugin;  // [preprocessing]; "none" when the recipe has no such table
+  Params preprocessing_params;
   std::string model_plugin;
   Params model_params;
   MemoryFormat memory_format = MemoryFormat::automatic;

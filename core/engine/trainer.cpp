@@ -101,7 +101,7 @@ class TrainingRun {
     // and rank r takes the r-th slice of each global batch: the ranks' shards
     // are disjoint, balanced and together the whole batch.
     train_pipeline_ = std::make_unique<BatchPipeline>(
-        *c.train_set,
+        SampleSource{*c.train_set, *c.train_preprocessing, s.run.seed, compute.rank, compute.world_size},
         [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch,
          rank = compute.rank, world = compute.world_size](std::int64_t epoch) {
           auto batches = shuffled_batches(size, batch * world, seed, epoch, true);
@@ -114,15 +114,15 @@ class TrainingRun {
         },
         per_epoch, c.epochs, compute.pipeline, update_ * c.micro_batches_per_update + resume_micro_);
     if (c.test_set)
-      evaluator_ = std::make_unique<Evaluator>(*c.test_set, s.eval.batch_size, device_, c.epochs + 1,
-                                               compute.pipeline, compute.rank, compute.world_size);
+      evaluator_ = std::make_unique<Evaluator>(
+          SampleSource{*c.test_set, *c.eval_preprocessing, s.run.seed, compute.rank, compute.world_size},
+          s.eval.batch_size, device_, c.epochs + 1, compute.pipeline);
   }
 
   RunStatus run() {
     const std::int64_t U = c_.updates_per_epoch;
-    const DatasetInfo info = c_.train_set->info();
     hooks_.train_begins(TrainBegin{*c_.model,
-                                   {info.channels, info.height, info.width, info.num_classes},
+                                   c_.input,
                                    s_.run.batch_size,
                                    update_,
                                    c_.total_updates,
@@ -200,7 +200,8 @@ class TrainingRun {
   // Only the update's last micro-batch all-reduces its gradients (`last`).
   at::Tensor micro_batch(const Batch& batch, StepTiming& timing, bool last) {
     auto t0 = Clock::now();
-    auto images = batch.images.to(device_, /*non_blocking=*/true);
+    // uint8 over the bus, a quarter of float32; converted and normalized on the device.
+    auto images = c_.train_preprocessing->finish_batch(batch.images.to(device_, /*non_blocking=*/true));
     if (channels_last_) images = images.contiguous(at::MemoryFormat::ChannelsLast);
     const auto labels = batch.labels.to(device_, /*non_blocking=*/true);
     timing.data_wait_s += seconds_between(t0, Clock::now());
@@ -463,10 +464,9 @@ class TrainingRun {
     meta.created_at = utc_now_iso();
     meta.run_name = s_.run.name;
     meta.model = s_.model_plugin;
-    const DatasetInfo info = c_.train_set->info();
-    meta.input_shape = {info.channels, info.height, info.width};
-    meta.num_classes = info.num_classes;
-    meta.class_names = info.class_names;
+    meta.input_shape = {c_.input.channels, c_.input.height, c_.input.width};
+    meta.num_classes = c_.input.num_classes;
+    meta.class_names = c_.train_set->info().class_names;
     meta.world_size = collective_ ? collective_->world_size() : 1;
     meta.metrics = latest_metrics_;
     for (const auto& [key, value] : recipe_.flattened()) meta.recipe_params[key] = value;
@@ -747,9 +747,8 @@ HookContext hook_context(const TrainOptions& options, const RunStore& store, std
 // [export]: the finished run's model, served as it was evaluated last.
 std::string export_finished_run(const Settings& s, TrainingComponents& c, RunStore& store, std::int64_t run_id,
                                 std::int64_t steps, const std::string& checkpoint) {
-  const DatasetInfo info = c.train_set->info();
-  ServableModel servable{c.model, {info.channels, info.height, info.width, info.num_classes}, info.class_names,
-                         s.run.name, {}};
+  ServableModel servable{c.model, c.input, c.train_set->info().class_names, s.run.name, {},
+                         c.eval_preprocessing->serving_transform()};
   servable.provenance = {{"run_id", std::to_string(run_id)}, {"step", std::to_string(steps)},
                          {"model", s.model_plugin}, {"checkpoint", checkpoint}};
   if (const auto summary = store.find_run(std::to_string(run_id)))

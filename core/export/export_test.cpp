@@ -255,5 +255,59 @@ print("max_diff", (ours - x).abs().max().item())
   EXPECT_EQ(ours.sizes(), (at::IntArrayRef{3, 24, 20}));
 }
 
+// The eval geometry of the resnet and inception presets, as exported:
+// torchvision.transforms.v2 on the same uint8 pixels (Resize of the shorter
+// side + CenterCrop; TF's central crop spelled as CenterCrop + Resize).
+TEST(Preprocessing, ExportedPresetGeometryMatchesTorchvision) {
+  ScratchDir dir;
+  at::manual_seed(6);
+  const auto pixels = at::randint(0, 256, {300, 410, 3}, at::kByte);
+  std::ofstream(dir.file("pixels.bin"), std::ios::binary)
+      .write(static_cast<const char*>(pixels.data_ptr()), static_cast<std::streamsize>(pixels.nbytes()));
+  PreprocessingSpec resnet;
+  resnet.channels = 3;
+  resnet.height = resnet.width = 224;
+  resnet.resize_shorter = 256;
+  resnet.mean = {0.485, 0.456, 0.406};
+  resnet.std = {0.229, 0.224, 0.225};
+  PreprocessingSpec inception = resnet;
+  inception.height = inception.width = 160;
+  inception.resize_shorter = 0;
+  inception.central_fraction = 0.875;
+  inception.mean = inception.std = {0.5};
+  for (const auto* spec : {&resnet, &inception}) {
+    const auto ours = apply_preprocessing(pixels, *spec);
+    std::ofstream(dir.file(spec == &resnet ? "resnet.bin" : "inception.bin"), std::ios::binary)
+        .write(static_cast<const char*>(ours.data_ptr()), static_cast<std::streamsize>(ours.nbytes()));
+  }
+  // The spec survives preprocessing.json.
+  const auto parsed = parse_preprocessing_spec(to_json_text(inception), "x");
+  EXPECT_EQ(parsed.central_fraction, 0.875);
+  EXPECT_EQ(parse_preprocessing_spec(to_json_text(resnet), "x").resize_shorter, 256);
+  const std::string out = testing::run_python(R"(
+import numpy, torch
+from torchvision.transforms import v2
+d = ")" + dir.path().string() + R"("
+pixels = torch.from_numpy(numpy.fromfile(d + "/pixels.bin", dtype=numpy.uint8).reshape(300, 410, 3)).permute(2, 0, 1)
+resnet = v2.Compose([v2.Resize(256, antialias=True), v2.CenterCrop(224), v2.ToDtype(torch.float32, scale=True),
+                     v2.Normalize([0.485, 0.456, 0.406], [0.229, 0.224, 0.225])])(pixels)
+top, left = int((300 - 300 * 0.875) / 2), int((410 - 410 * 0.875) / 2)
+inception = v2.Compose([v2.CenterCrop((300 - 2 * top, 410 - 2 * left)), v2.Resize((160, 160), antialias=True),
+                        v2.ToDtype(torch.float32, scale=True), v2.Normalize([0.5] * 3, [0.5] * 3)])(pixels)
+for name, ref in (("resnet", resnet), ("inception", inception)):
+    ours = torch.from_numpy(numpy.fromfile(f"{d}/{name}.bin", dtype=numpy.float32).reshape(ref.shape))
+    print(name, (ours - ref).abs().max().item())
+)");
+  std::istringstream lines(out);
+  std::string name;
+  double diff = 1;
+  int checked = 0;
+  while (lines >> name >> diff) {
+    EXPECT_LE(diff, 1e-5) << name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2) << out;
+}
+
 }  // namespace
 }  // namespace orchestrate

@@ -18,6 +18,12 @@ struct PreprocessingSpec {
   std::int64_t height = 0;    // the model's input size: images are resized to it
   std::int64_t width = 0;
   std::string resize = "bilinear_antialias";  // as torchvision's Resize(antialias=True)
+  // The eval preprocessing's geometry (ServingTransform): first the central
+  // fraction of each side, then either the shorter side resized to
+  // resize_shorter and a center crop to height x width (ResNet: 256, 224), or
+  // (resize_shorter = 0) a resize straight to height x width.
+  double central_fraction = 1.0;
+  std::int64_t resize_shorter = 0;
   double scale = 1.0 / 255.0;                 // uint8 pixel values to [0, 1]
   std::vector<double> mean{0.0};              // per channel, subtracted after scaling
   std::vector<double> std{1.0};               // per channel, divided by after the mean
@@ -31,9 +37,10 @@ std::string to_json_text(const PreprocessingSpec& spec);
 PreprocessingSpec parse_preprocessing_spec(const std::string& text, const std::string& path);
 
 // Decoded uint8 pixels [H, W, spec.channels] to the model's float32 input
-// [spec.channels, spec.height, spec.width]: resized (torchvision's
-// Resize(antialias=True) on a float tensor: the same ATen kernel), scaled,
-// then normalized.
+// [spec.channels, spec.height, spec.width]: cropped and resized as the eval
+// preprocessing does (uint8 resampling, image_transforms.h), or, for a plain
+// resize, torchvision's Resize(antialias=True) on a float tensor as before;
+// then scaled and normalized.
 at::Tensor apply_preprocessing(const at::Tensor& pixels, const PreprocessingSpec& spec);
 
 }  // namespace orchestrate

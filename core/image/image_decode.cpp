@@ -5,6 +5,8 @@
 #include <turbojpeg.h>
 
 #include <fstream>
+#include <tuple>
+#include <utility>
 #include <memory>
 #include <sstream>
 
@@ -26,7 +28,24 @@ at::Tensor convert_channels(const at::Tensor& pixels, std::int64_t channels) {
   return luma.to(at::kByte).unsqueeze(2).contiguous();
 }
 
-at::Tensor decode_jpeg(std::string_view bytes, const std::string& source) {
+// The scaled size libjpeg-turbo offers that is smallest while both sides stay
+// at least `min_side` (the full size when none is smaller).
+std::pair<int, int> reduced_jpeg_size(int width, int height, std::int64_t min_side) {
+  std::pair<int, int> best{width, height};
+  if (min_side <= 0) return best;
+  int count = 0;
+  const tjscalingfactor* factors = tjGetScalingFactors(&count);
+  for (int i = 0; factors && i < count; ++i) {
+    const tjscalingfactor f = factors[i];
+    if (f.num > f.denom) continue;  // enlarging: never
+    const int w = TJSCALED(width, f), h = TJSCALED(height, f);
+    if (w >= min_side && h >= min_side && static_cast<std::int64_t>(w) * h < static_cast<std::int64_t>(best.first) * best.second)
+      best = {w, h};
+  }
+  return best;
+}
+
+at::Tensor decode_jpeg(std::string_view bytes, const std::string& source, std::int64_t min_side) {
   const std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
   if (!handle) throw Error("cannot start the JPEG decoder: " + std::string(tjGetErrorStr()));
   auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -35,6 +54,8 @@ at::Tensor decode_jpeg(std::string_view bytes, const std::string& source) {
   if (tjDecompressHeader3(handle.get(), data, size, &width, &height, &subsampling, &colorspace) != 0)
     throw Error(source + ": not a readable JPEG (" + tjGetErrorStr2(handle.get()) + ")");
   const bool grey = colorspace == TJCS_GRAY;
+  // tjDecompress2 picks the DCT scaling factor that fits width x height.
+  std::tie(width, height) = reduced_jpeg_size(width, height, min_side);
   auto pixels = at::empty({height, width, grey ? 1 : 3}, at::kByte);
   if (tjDecompress2(handle.get(), data, size, pixels.data_ptr<std::uint8_t>(), width, 0, height,
                     grey ? TJPF_GRAY : TJPF_RGB, TJFLAG_ACCURATEDCT) != 0) {
@@ -77,11 +98,12 @@ ImageFormat sniff_image_format(std::string_view bytes) {
   return ImageFormat::unknown;
 }
 
-at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source) {
+at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
+                        std::int64_t min_side) {
   if (channels != 1 && channels != 3)
     throw Error(source + ": cannot decode to " + std::to_string(channels) + " channels (1 or 3)");
   switch (sniff_image_format(bytes)) {
-    case ImageFormat::jpeg: return convert_channels(decode_jpeg(bytes, source), channels);
+    case ImageFormat::jpeg: return convert_channels(decode_jpeg(bytes, source, min_side), channels);
     case ImageFormat::png: return convert_channels(decode_png(bytes, source), channels);
     case ImageFormat::unknown: break;
   }

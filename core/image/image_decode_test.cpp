@@ -2,10 +2,14 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "image_decode.h"
+#include "image_transforms.h"
 #include "orchestrate/error.h"
 #include "python_reference.h"
 #include "scratch_dir.h"
@@ -93,6 +97,51 @@ TEST_F(ImageDecode, CorruptFilesAreErrorsNamingTheFile) {
     }
   }
   EXPECT_THROW(read_image(file("missing.png"), 3), UsageError);
+}
+
+// A 3000x4000 photo-like JPEG (real Fashion-MNIST pictures, enlarged, one
+// per channel) decoded for ResNet's evaluation (shorter side 256): at 1/8
+// scale in the DCT, then resized, against a full decode then resized.
+TEST(JpegDctScaling, ReducedDecodeIsCloseToFullDecodeAndFaster) {
+  ScratchDir dir;
+  const std::string path = dir.file("large.jpg");
+  testing::run_python(R"(
+import gzip, numpy as np
+from PIL import Image
+raw = gzip.open("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz").read()
+photos = np.frombuffer(raw, np.uint8, offset=16).reshape(-1, 28, 28)
+planes = [np.asarray(Image.fromarray(photos[k]).resize((4000, 3000), Image.BICUBIC)) for k in (0, 1, 2)]
+Image.fromarray(np.stack(planes, axis=2)).save(")" + path + R"(", quality=90)
+)");
+  const std::string bytes = read_bytes(path);
+  const auto full = decode_image(bytes, 3, path);
+  const auto reduced = decode_image(bytes, 3, path, 256);
+  ASSERT_EQ(full.sizes(), (at::IntArrayRef{3000, 4000, 3}));
+  EXPECT_EQ(reduced.sizes(), (at::IntArrayRef{375, 500, 3}));  // 1/8: the smallest with both sides >= 256
+  EXPECT_EQ(decode_image(bytes, 3, path, 400).sizes(), (at::IntArrayRef{750, 1000, 3}));  // 1/4
+  EXPECT_EQ(decode_image(bytes, 3, path, 5000).sizes(), full.sizes());                     // never enlarged
+
+  const auto from_full = resize_shorter_side(full, 256).to(at::kFloat);
+  const auto from_reduced = resize_shorter_side(reduced, 256).to(at::kFloat);
+  ASSERT_EQ(from_full.sizes(), from_reduced.sizes());
+  const double mean_difference = (from_full - from_reduced).abs().mean().item<double>();
+  std::cout << "DCT-scaled decode + resize vs full decode + resize: mean |difference| " << mean_difference
+            << " levels of 255, max " << (from_full - from_reduced).abs().max().item<double>() << "\n";
+  EXPECT_LE(mean_difference, 0.5);  // measured 0.19
+  EXPECT_LE((from_full - from_reduced).abs().max().item<double>(), 8);  // measured 2
+
+  const auto time_ms = [&](std::int64_t min_side) {
+    double best = 1e9;
+    for (int i = 0; i < 3; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      resize_shorter_side(decode_image(bytes, 3, path, min_side), 256);
+      best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    return best;
+  };
+  const double full_ms = time_ms(0), reduced_ms = time_ms(256);
+  std::cout << "3000x4000 JPEG to shorter side 256: full decode " << full_ms << " ms, DCT-scaled decode " << reduced_ms
+            << " ms (" << full_ms / reduced_ms << "x faster)\n";
 }
 
 }  // namespace

@@ -13,12 +13,13 @@ const char* to_string(ComponentKind kind) {
     case ComponentKind::lr_schedule: return "lr_schedule";
     case ComponentKind::gradient_compression: return "gradient_compression";
     case ComponentKind::hook: return "hook";
+    case ComponentKind::preprocessing: return "preprocessing";
   }
   return "?";
 }
 
 std::vector<ComponentKind> all_component_kinds() {
-  return {ComponentKind::dataset, ComponentKind::model, ComponentKind::optimizer, ComponentKind::optimizer_wrapper,
+  return {ComponentKind::dataset, ComponentKind::preprocessing, ComponentKind::model, ComponentKind::optimizer, ComponentKind::optimizer_wrapper,
           ComponentKind::lr_schedule, ComponentKind::gradient_compression, ComponentKind::hook};
 }
 
@@ -83,7 +84,8 @@ Registry::Registry()
       optimizer_wrappers_(ComponentKind::optimizer_wrapper, &current_plugin_),
       lr_schedules_(ComponentKind::lr_schedule, &current_plugin_),
       gradient_compressors_(ComponentKind::gradient_compression, &current_plugin_),
-      hooks_(ComponentKind::hook, &current_plugin_) {}
+      hooks_(ComponentKind::hook, &current_plugin_),
+      preprocessing_(ComponentKind::preprocessing, &current_plugin_) {}
 
 Registry::~Registry() = default;
 
@@ -96,6 +98,7 @@ std::vector<const ComponentInfo*> Registry::components(ComponentKind kind) const
     case ComponentKind::lr_schedule: return lr_schedules_.infos();
     case ComponentKind::gradient_compression: return gradient_compressors_.infos();
     case ComponentKind::hook: return hooks_.infos();
+    case ComponentKind::preprocessing: return preprocessing_.infos();
   }
   return {};
 }

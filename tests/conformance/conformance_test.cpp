@@ -30,6 +30,7 @@
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer.h"
 #include "orchestrate/optimizer_wrapper.h"
+#include "orchestrate/preprocessing.h"
 #include "orchestrate/registry.h"
 #include "core_tables.h"
 #include "plugin_host.h"
@@ -193,12 +194,19 @@ orchestrate::Params dataset_params(const std::string& name, const orchestrate::P
   return params;
 }
 
-void expect_batches_equal(const orchestrate::Batch& a, const orchestrate::Batch& b) {
-  EXPECT_TRUE(a.images.equal(b.images));
-  EXPECT_TRUE(a.labels.equal(b.labels));
+orchestrate::SampleRequest request_for(std::int64_t index) {
+  orchestrate::SampleRequest request;
+  request.index = index;
+  request.seed = static_cast<std::uint64_t>(index) * 7919;
+  return request;
 }
 
-TEST_P(DatasetConformance, DefaultsBuildBothSplitsWhoseBatchesMatchInfo) {
+void expect_examples_equal(const orchestrate::Example& a, const orchestrate::Example& b) {
+  EXPECT_TRUE(a.pixels.equal(b.pixels));
+  EXPECT_EQ(a.label, b.label);
+}
+
+TEST_P(DatasetConformance, DefaultsBuildBothSplitsWhoseExamplesMatchInfo) {
   const auto& entry = registry().datasets().get(GetParam());
   const auto params = dataset_params(GetParam(), entry.info.schema);
   for (const auto split : {orchestrate::DatasetSplit::train, orchestrate::DatasetSplit::test}) {
@@ -208,43 +216,110 @@ TEST_P(DatasetConformance, DefaultsBuildBothSplitsWhoseBatchesMatchInfo) {
     const std::int64_t size = dataset->size();
     ASSERT_GT(size, 0);
     const auto info = dataset->info();
-    ASSERT_GT(info.channels, 0);
-    ASSERT_GT(info.height, 0);
-    ASSERT_GT(info.width, 0);
+    ASSERT_TRUE(info.channels == 1 || info.channels == 3) << info.channels;
+    ASSERT_GE(info.height, 0);
+    ASSERT_EQ(info.height == 0, info.width == 0) << "a fixed size has both sides";
     ASSERT_GE(info.num_classes, 2);
     if (!info.class_names.empty()) EXPECT_EQ(info.class_names.size(), static_cast<std::size_t>(info.num_classes));
 
-    const std::vector<std::int64_t> indices{0, size - 1, size / 2, 0};
-    const auto batch = dataset->get_batch(indices);
-    ASSERT_EQ(batch.images.scalar_type(), at::kFloat);
-    ASSERT_EQ(batch.images.sizes(), (std::vector<std::int64_t>{4, info.channels, info.height, info.width}));
-    EXPECT_TRUE(batch.images.isfinite().all().item<bool>());
-    EXPECT_GE(batch.images.min().item<float>(), 0.0f);
-    EXPECT_LE(batch.images.max().item<float>(), 1.0f);
-    ASSERT_EQ(batch.labels.scalar_type(), at::kLong);
-    ASSERT_EQ(batch.labels.sizes(), (std::vector<std::int64_t>{4}));
-    EXPECT_GE(batch.labels.min().item<std::int64_t>(), 0);
-    EXPECT_LT(batch.labels.max().item<std::int64_t>(), info.num_classes);
-    EXPECT_TRUE(batch.images[0].equal(batch.images[3]));  // index 0 twice
-    expect_batches_equal(dataset->get_batch(indices), batch);
+    for (const std::int64_t index : {std::int64_t{0}, size - 1, size / 2}) {
+      SCOPED_TRACE(index);
+      const auto example = dataset->example(request_for(index));
+      ASSERT_EQ(example.pixels.scalar_type(), at::kByte);
+      ASSERT_EQ(example.pixels.dim(), 3);
+      EXPECT_TRUE(example.pixels.is_contiguous());
+      EXPECT_EQ(example.pixels.size(2), info.channels);
+      if (info.height > 0) {
+        EXPECT_EQ(example.pixels.size(0), info.height);
+        EXPECT_EQ(example.pixels.size(1), info.width);
+      }
+      EXPECT_GE(example.label, 0);
+      EXPECT_LT(example.label, info.num_classes);
+      expect_examples_equal(dataset->example(request_for(index)), example);  // the same every time
+    }
+    EXPECT_THROW(dataset->example(request_for(size)), std::out_of_range);
+    EXPECT_THROW(dataset->example(request_for(-1)), std::out_of_range);
   }
 }
 
-TEST_P(DatasetConformance, ConcurrentBatchesMatchSerialOnes) {
+TEST_P(DatasetConformance, ConcurrentExamplesMatchSerialOnes) {
   const auto& entry = registry().datasets().get(GetParam());
   const auto dataset = entry.create(dataset_params(GetParam(), entry.info.schema), orchestrate::DatasetSplit::train);
-  std::vector<std::int64_t> indices;
-  for (std::int64_t i = 0; i < std::min<std::int64_t>(dataset->size(), 16); ++i) indices.push_back(i);
-  const auto expected = dataset->get_batch(indices);
-  std::vector<orchestrate::Batch> results(4);
+  const std::int64_t count = std::min<std::int64_t>(dataset->size(), 16);
+  std::vector<orchestrate::Example> expected;
+  for (std::int64_t i = 0; i < count; ++i) expected.push_back(dataset->example(request_for(i)));
+  std::vector<std::vector<orchestrate::Example>> results(4);
   std::vector<std::thread> threads;
-  for (auto& result : results) threads.emplace_back([&] { result = dataset->get_batch(indices); });
+  for (auto& result : results)
+    threads.emplace_back([&] {
+      for (std::int64_t i = 0; i < count; ++i) result.push_back(dataset->example(request_for(i)));
+    });
   for (auto& thread : threads) thread.join();
-  for (const auto& result : results) expect_batches_equal(result, expected);
+  for (const auto& result : results)
+    for (std::int64_t i = 0; i < count; ++i) expect_examples_equal(result[i], expected[i]);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, DatasetConformance, testing::ValuesIn(component_names(ComponentKind::dataset)),
                          name_of_param);
+
+// --- preprocessing ----------------------------------------------------------
+
+class PreprocessingConformance : public testing::TestWithParam<std::string> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PreprocessingConformance);
+
+// preprocessing.h's contract, for both variants, on grey and RGB data: the
+// prepared sample has the declared shape, is uint8 and depends only on the
+// seed (not on the thread); the eval variant ignores the seed; finish_batch
+// makes float32 NCHW; both variants give the model one shape.
+TEST_P(PreprocessingConformance, PreparesDeclaredShapesFromTheSeedAlone) {
+  const auto& entry = registry().preprocessing().get(GetParam());
+  const auto params = sample_params(entry.info.schema);
+  for (const std::int64_t channels : {1, 3}) {
+    SCOPED_TRACE(channels);
+    // A fixed-size split, so a preprocessing that does not resize can serve it too.
+    const orchestrate::DatasetInfo data{channels, 60, 44, 10, {}};
+    const auto image = at::randint(0, 256, {60, 44, channels}, at::kByte);
+    std::vector<orchestrate::ImageShape> shapes;
+    for (const auto variant : {orchestrate::PreprocessingVariant::train, orchestrate::PreprocessingVariant::eval}) {
+      SCOPED_TRACE(orchestrate::to_string(variant));
+      const auto preprocessing = entry.create(params, orchestrate::PreprocessingContext{variant, data});
+      ASSERT_TRUE(preprocessing) << "the factory returned no preprocessing";
+      const auto shape = preprocessing->output_shape();
+      shapes.push_back(shape);
+      ASSERT_EQ(shape.channels, channels);
+      const auto sample = preprocessing->prepare_sample(image, 12345);
+      ASSERT_EQ(sample.scalar_type(), at::kByte);
+      ASSERT_EQ(sample.sizes(), (at::IntArrayRef{shape.height, shape.width, channels}));
+      EXPECT_TRUE(sample.is_contiguous());
+      std::vector<at::Tensor> from_threads(4);
+      std::vector<std::thread> threads;
+      for (auto& result : from_threads)
+        threads.emplace_back([&] { result = preprocessing->prepare_sample(image, 12345); });
+      for (auto& thread : threads) thread.join();
+      for (const auto& result : from_threads) EXPECT_TRUE(result.equal(sample)) << "the same seed, other pixels";
+      if (variant == orchestrate::PreprocessingVariant::eval)
+        EXPECT_TRUE(preprocessing->prepare_sample(image, 999).equal(sample)) << "the eval variant used the seed";
+      const auto batch = preprocessing->finish_batch(at::stack({sample, sample}));
+      ASSERT_EQ(batch.scalar_type(), at::kFloat);
+      ASSERT_EQ(batch.sizes(), (at::IntArrayRef{2, channels, shape.height, shape.width}));
+      // Plain NCHW strides even for one channel, where a permuted view would
+      // look channels-last and send convolutions down another kernel path.
+      EXPECT_EQ(batch.stride(1), shape.height * shape.width);
+      EXPECT_EQ(batch.stride(0), channels * shape.height * shape.width);
+      EXPECT_TRUE(batch.isfinite().all().item<bool>());
+      const auto transform = preprocessing->serving_transform();
+      EXPECT_GT(transform.central_fraction, 0.0);
+      EXPECT_LE(transform.central_fraction, 1.0);
+      EXPECT_TRUE(transform.mean.size() == 1 || static_cast<std::int64_t>(transform.mean.size()) == channels);
+      EXPECT_EQ(transform.mean.size(), transform.std.size());
+    }
+    EXPECT_EQ(shapes[0].height, shapes[1].height);
+    EXPECT_EQ(shapes[0].width, shapes[1].width);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PreprocessingConformance,
+                         testing::ValuesIn(component_names(ComponentKind::preprocessing)), name_of_param);
 
 // --- model ------------------------------------------------------------------
 

@@ -186,10 +186,11 @@ TEST(Cli, TrainsAndRecordsRunWithStepTimings) {
   // The mock classes are separable: 40 steps of LeNet must beat chance (0.1) by far.
   EXPECT_GT(run->final_metrics.at("eval/top1"), 0.5);
   EXPECT_NE(store.resolved_recipe(run->id).find("name = \"mock_lenet\""), std::string::npos);
-  // The five plugins used (mock, lenet, adam, fixed, and none_compression for the
-  // default [gradient_compression]), each with its binary's SHA-256.
+  // The six plugins used (mock, lenet, adam, fixed, none_compression for the
+  // default [gradient_compression] and none_preprocessing for the default
+  // [preprocessing]), each with its binary's SHA-256.
   auto plugins = run_shell("sqlite3 " + db + " \"select name || ' ' || length(sha256) from run_plugins order by name\"");
-  EXPECT_EQ(plugins.output, "adam 64\nfixed 64\nlenet 64\nmock 64\nnone_compression 64\n");
+  EXPECT_EQ(plugins.output, "adam 64\nfixed 64\nlenet 64\nmock 64\nnone_compression 64\nnone_preprocessing 64\n");
 
   auto runs = run_orchestrate("runs --db " + db + " --format csv");
   EXPECT_EQ(runs.exit_code, 0);

@@ -184,7 +184,8 @@ TEST(TrainingEngine, DescribeCoversTheNewTablesAndKinds) {
   EXPECT_NE(lars.output.find("eta      float  0.001"), std::string::npos) << lars.output;
   const auto unknown = run_orchestrate("describe recipe optimiser");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_NE(unknown.output.find("unknown table (known: run, data, model, loss, optimizer, optimizer.wrappers"),
+  EXPECT_NE(unknown.output.find(
+                "unknown table (known: run, data, preprocessing, model, loss, optimizer, optimizer.wrappers"),
             std::string::npos)
       << unknown.output;
 }

@@ -1,4 +1,7 @@
-// The dataset interface: random access to labelled images.
+// The dataset interface: random access to labelled images, handed out one
+// example at a time as decoded uint8 pixels at their stored size. Resizing,
+// cropping, augmentation and conversion to float are the preprocessing's
+// (preprocessing.h), so the pixels stay uint8 until the end of the pipeline.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,15 +18,40 @@ enum class DatasetSplit { train, test };
 ORCHESTRATE_API const char* to_string(DatasetSplit split);
 
 struct DatasetInfo {
-  std::int64_t channels = 0;
+  std::int64_t channels = 0;  // of every example: 1 (grey) or 3 (RGB)
+  // The size every example has, or 0 when examples differ in size (an image
+  // folder of photos); a preprocessing that does not resize needs it.
   std::int64_t height = 0;
   std::int64_t width = 0;
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;  // may be empty
 };
 
+// What the host asks for, per example. The seed is the only randomness a
+// sample's processing may use: it is derived from the run's seed, the epoch
+// and the index, never from the thread or the order of calls, so the same
+// request gives the same example and augmentation whatever the thread count.
+struct SampleRequest {
+  std::int64_t index = 0;  // in [0, size())
+  std::int64_t epoch = 0;  // 0-based pass over the split (evaluation: 0)
+  std::uint64_t seed = 0;  // this example's randomness in this epoch
+  int rank = 0;            // of the data-parallel job asking; the host has already sharded the indices
+  int world_size = 1;
+  // A hint: the preprocessing loses nothing if both sides of the image are
+  // at least this (Preprocessing::min_input_side; 0: it wants full size). A
+  // dataset may decode a JPEG at a reduced scale (libjpeg-turbo's DCT
+  // scaling) as long as both sides stay at least this.
+  std::int64_t min_side = 0;
+};
+
+struct Example {
+  at::Tensor pixels;       // uint8 [H, W, channels], contiguous
+  std::int64_t label = 0;  // in [0, num_classes)
+};
+
+// Examples stacked: what the pipeline hands the training step.
 struct Batch {
-  at::Tensor images;  // float32 [N, C, H, W], values in [0, 1]
+  at::Tensor images;  // uint8 [N, H, W, C]
   at::Tensor labels;  // int64 [N], in [0, num_classes)
 };
 
@@ -32,9 +60,14 @@ class ORCHESTRATE_API Dataset {
   virtual ~Dataset();
   virtual DatasetInfo info() const = 0;
   virtual std::int64_t size() const = 0;
-  // The examples at `indices`, in that order. Called from several pipeline
-  // threads at once, so it must be safe to call concurrently.
-  virtual Batch get_batch(const std::vector<std::int64_t>& indices) const = 0;
+  // The example at request.index. Called from several pipeline threads at
+  // once, so it must be safe to call concurrently; an index outside
+  // [0, size()) throws std::out_of_range.
+  virtual Example example(const SampleRequest& request) const = 0;
 };
+
+// The examples at `indices` (epoch 0, seed = index), stacked; all must have
+// the same size. For tests and tools that want a dataset's raw pixels.
+ORCHESTRATE_API Batch stack_examples(const Dataset& dataset, const std::vector<std::int64_t>& indices);
 
 }  // namespace orchestrate

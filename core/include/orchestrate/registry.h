@@ -26,6 +26,8 @@ class Optimizer;
 namespace orchestrate {
 
 class Dataset;
+class Preprocessing;
+struct PreprocessingContext;
 class Model;
 class LrSchedule;
 class OptimizerWrapper;
@@ -39,11 +41,23 @@ struct OptimizerContext;
 struct WrapperContext;
 enum class DatasetSplit;
 
-enum class ComponentKind { dataset, model, optimizer, optimizer_wrapper, lr_schedule, gradient_compression, hook };
+enum class ComponentKind {
+  dataset,
+  model,
+  optimizer,
+  optimizer_wrapper,
+  lr_schedule,
+  gradient_compression,
+  hook,
+  preprocessing
+};
 ORCHESTRATE_API const char* to_string(ComponentKind kind);
 ORCHESTRATE_API std::vector<ComponentKind> all_component_kinds();
 
 using DatasetFactory = std::function<std::unique_ptr<Dataset>(const Params&, DatasetSplit)>;
+// Built once per variant (train, eval); see preprocessing.h.
+using PreprocessingFactory =
+    std::function<std::unique_ptr<Preprocessing>(const Params&, const PreprocessingContext&)>;
 using ModelFactory = std::function<std::shared_ptr<Model>(const Params&, const ModelInput&)>;
 // Builds an optimizer over the context's parameter groups (see optimizer.h).
 using OptimizerFactory =
@@ -208,6 +222,8 @@ class ORCHESTRATE_API Registry {
   }
   ComponentRegistry<HookFactory>& hooks() { return hooks_; }
   const ComponentRegistry<HookFactory>& hooks() const { return hooks_; }
+  ComponentRegistry<PreprocessingFactory>& preprocessing() { return preprocessing_; }
+  const ComponentRegistry<PreprocessingFactory>& preprocessing() const { return preprocessing_; }
 
   // Kind-independent views, for listing, describing and recipe validation.
   std::vector<const ComponentInfo*> components(ComponentKind kind) const;
@@ -232,6 +248,7 @@ class ORCHESTRATE_API Registry {
   ComponentRegistry<LrScheduleFactory> lr_schedules_;
   ComponentRegistry<GradientCompressorFactory, CompressionRules> gradient_compressors_;
   ComponentRegistry<HookFactory> hooks_;
+  ComponentRegistry<PreprocessingFactory> preprocessing_;
 };
 
 }  // namespace orchestrate

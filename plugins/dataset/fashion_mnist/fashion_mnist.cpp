@@ -19,7 +19,8 @@
 
 namespace {
 
-using orchestrate::Batch;
+using orchestrate::Example;
+using orchestrate::SampleRequest;
 using orchestrate::DataError;
 using orchestrate::DatasetInfo;
 using orchestrate::DatasetSplit;
@@ -99,14 +100,13 @@ class FashionMnistDataset final : public orchestrate::Dataset {
 
   std::int64_t size() const override { return images_.size(0); }
 
-  Batch get_batch(const std::vector<std::int64_t>& indices) const override {
-    for (const std::int64_t index : indices)
-      if (index < 0 || index >= size())
-        throw std::out_of_range("fashion_mnist: index " + std::to_string(index) + " is outside [0, " +
-                                std::to_string(size()) + ")");
-    const auto selection = at::tensor(indices);
-    auto images = images_.index_select(0, selection).unsqueeze(1).to(at::kFloat).div_(255.0);
-    return {images, labels_.index_select(0, selection)};
+  Example example(const SampleRequest& request) const override {
+    const std::int64_t index = request.index;
+    if (index < 0 || index >= size())
+      throw std::out_of_range("fashion_mnist: index " + std::to_string(index) + " is outside [0, " +
+                              std::to_string(size()) + ")");
+    // A view of the kept pixels: [28, 28] with its one grey channel last.
+    return {images_[index].unsqueeze(2), labels_.data_ptr<std::int64_t>()[index]};
   }
 
  private:
@@ -130,7 +130,7 @@ class FashionMnistDataset final : public orchestrate::Dataset {
   std::int64_t num_classes() const { return static_cast<std::int64_t>(names_.size()); }
 
   at::Tensor images_;  // uint8 [N, 28, 28]; only read after construction
-  at::Tensor labels_;  // int64 [N]
+  at::Tensor labels_;  // int64 [N], contiguous
   std::vector<std::string> names_;
 };
 

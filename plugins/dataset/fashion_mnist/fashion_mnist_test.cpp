@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "orchestrate/plugin.h"
@@ -102,7 +103,7 @@ at::Tensor expected_image(std::int64_t image) {
 TEST_F(FashionMnistFiles, ReturnsExactPixelsAndLabelsInRequestedOrder) {
   auto train = make_fashion_mnist(DatasetSplit::train, dir_.path().string());
   ASSERT_EQ(train->size(), 3);
-  const auto batch = train->get_batch({2, 0, 2});
+  const auto batch = orchestrate::testing::float_batch(*train, {2, 0, 2});
   EXPECT_EQ(batch.images.sizes(), (std::vector<std::int64_t>{3, 1, 28, 28}));
   EXPECT_EQ(batch.images.scalar_type(), at::kFloat);
   EXPECT_TRUE(at::allclose(batch.images[0], expected_image(2), 0, 1e-7));
@@ -112,7 +113,7 @@ TEST_F(FashionMnistFiles, ReturnsExactPixelsAndLabelsInRequestedOrder) {
 
   auto test = make_fashion_mnist(DatasetSplit::test, dir_.path().string());
   ASSERT_EQ(test->size(), 2);
-  EXPECT_TRUE(test->get_batch({1}).labels.equal(at::tensor(std::vector<std::int64_t>{8})));
+  EXPECT_TRUE(orchestrate::testing::float_batch(*test, {1}).labels.equal(at::tensor(std::vector<std::int64_t>{8})));
 }
 
 TEST_F(FashionMnistFiles, InfoDescribesGreyImagesAndNamesClasses) {
@@ -129,10 +130,10 @@ TEST_F(FashionMnistFiles, InfoDescribesGreyImagesAndNamesClasses) {
 TEST_F(FashionMnistFiles, LimitKeepsTheFirstExamples) {
   auto train = make_fashion_mnist(DatasetSplit::train, dir_.path().string(), 2);
   ASSERT_EQ(train->size(), 2);
-  const auto batch = train->get_batch({0, 1});
+  const auto batch = orchestrate::testing::float_batch(*train, {0, 1});
   EXPECT_TRUE(at::allclose(batch.images[1], expected_image(1), 0, 1e-7));
   EXPECT_TRUE(batch.labels.equal(at::tensor(std::vector<std::int64_t>{9, 0})));
-  EXPECT_THROW(train->get_batch({2}), std::out_of_range);
+  EXPECT_THROW(orchestrate::testing::float_batch(*train, {2}), std::out_of_range);
 }
 
 TEST_F(FashionMnistFiles, WrongMagicNumberNamesFileAndExpectedMagic) {
@@ -211,9 +212,9 @@ TEST(FashionMnistDebianFiles, HaveTheKnownSizesAndBalancedLabels) {
 
   std::vector<std::int64_t> all_test(10000);
   for (std::int64_t i = 0; i < 10000; ++i) all_test[i] = i;
-  const auto test_batch = test->get_batch(all_test);
+  const auto test_batch = orchestrate::testing::float_batch(*test, all_test);
   EXPECT_TRUE(test_batch.labels.bincount().equal(at::full({10}, 1000, at::kLong)));
-  EXPECT_EQ(train->get_batch({0}).labels.item<std::int64_t>(), 9);  // an ankle boot
+  EXPECT_EQ(orchestrate::testing::float_batch(*train, {0}).labels.item<std::int64_t>(), 9);  // an ankle boot
   // Published per-pixel statistics of the Fashion-MNIST test set.
   EXPECT_NEAR(test_batch.images.mean().item<double>(), 0.2868, 0.0005);
   EXPECT_NEAR(test_batch.images.std().item<double>(), 0.3524, 0.0005);

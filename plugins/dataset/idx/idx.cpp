@@ -18,7 +18,8 @@
 
 namespace {
 
-using orchestrate::Batch;
+using orchestrate::Example;
+using orchestrate::SampleRequest;
 using orchestrate::DataError;
 using orchestrate::DatasetInfo;
 using orchestrate::DatasetSplit;
@@ -85,14 +86,12 @@ class IdxDataset final : public orchestrate::Dataset {
 
   std::int64_t size() const override { return images_.size(0); }
 
-  Batch get_batch(const std::vector<std::int64_t>& indices) const override {
-    for (const std::int64_t index : indices)
-      if (index < 0 || index >= size())
-        throw std::out_of_range("idx: index " + std::to_string(index) + " is outside [0, " + std::to_string(size()) +
-                                ")");
-    const auto selection = at::tensor(indices);
-    auto images = images_.index_select(0, selection).unsqueeze(1).to(at::kFloat).div_(255.0);
-    return {images, labels_.index_select(0, selection)};
+  Example example(const SampleRequest& request) const override {
+    const std::int64_t index = request.index;
+    if (index < 0 || index >= size())
+      throw std::out_of_range("idx: index " + std::to_string(index) + " is outside [0, " + std::to_string(size()) +
+                              ")");
+    return {images_[index].unsqueeze(2), labels_.data_ptr<std::int64_t>()[index]};
   }
 
  private:

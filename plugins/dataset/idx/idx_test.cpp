@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "plugin_under_test.h"
@@ -71,7 +72,7 @@ TEST(IdxDataset, DebiansFashionMnistGivesTheFilesPixelsAndLabels) {
   EXPECT_EQ(info.num_classes, 10);  // the train split's largest label plus one
   EXPECT_TRUE(info.class_names.empty());
   const std::vector<std::int64_t> indices{9999, 0, 1234};
-  const auto batch = test->get_batch(indices);
+  const auto batch = orchestrate::testing::float_batch(*test, indices);
   const auto pixels = (batch.images * 255).round().to(at::kByte).contiguous();
   for (std::size_t i = 0; i < indices.size(); ++i) {
     EXPECT_EQ(std::string(static_cast<const char*>(pixels[i].data_ptr()), 784),
@@ -94,8 +95,8 @@ TEST(IdxDataset, UncompressedFilesClassNamesAndLimit) {
   });
   ASSERT_EQ(test->size(), 5);
   EXPECT_EQ(test->info().class_names, names);
-  EXPECT_TRUE(test->get_batch({0, 1, 2, 3, 4}).labels.equal(at::tensor(std::vector<std::int64_t>{9, 2, 1, 1, 6})));
-  EXPECT_THROW(test->get_batch({5}), std::out_of_range);
+  EXPECT_TRUE(orchestrate::testing::float_batch(*test, {0, 1, 2, 3, 4}).labels.equal(at::tensor(std::vector<std::int64_t>{9, 2, 1, 1, 6})));
+  EXPECT_THROW(orchestrate::testing::float_batch(*test, {5}), std::out_of_range);
 }
 
 TEST(IdxDataset, LabelsOutsideTheNamedClassesMismatchedFilesAndMissingOnesAreOneLineErrors) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "plugin_under_test.h"
 #include "python_reference.h"
@@ -69,7 +70,7 @@ for split in ("train", "t10k"):
                                         "6_Shirt", "7_Sneaker", "8_Bag", "9_Ankle_boot"}));
     std::vector<std::int64_t> all(kCount);
     std::iota(all.begin(), all.end(), 0);
-    const auto batch = dataset->get_batch(all);
+    const auto batch = orchestrate::testing::float_batch(*dataset, all);
     const auto pixels = (batch.images * 255).round().to(at::kByte).contiguous();
     for (int i = 0; i < kCount; ++i) {
       const int source = order[i];

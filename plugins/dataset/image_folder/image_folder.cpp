@@ -2,11 +2,12 @@
 // labels from the sorted class-folder names, JPEG and PNG told apart by
 // their bytes (libjpeg-turbo, libpng through core/image). The split comes
 // from train/ and val/ folders or from val_fraction (split_files.h). Files
-// are listed and checked once when the dataset is built; batches read,
-// decode and resize them (optionally keeping the decoded pixels in memory),
-// because the dataset interface hands out fixed-size float batches.
+// are listed and checked once when the dataset is built; examples are read
+// and decoded when asked for (optionally keeping the decoded pixels in
+// memory), at their stored size unless height and width fix one.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -19,7 +20,7 @@
 #include "decoded_image_cache.h"
 #include "image_bytes.h"
 #include "image_decode.h"
-#include "image_resize.h"
+#include "image_transforms.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "orchestrate/params.h"
@@ -29,7 +30,8 @@
 
 namespace {
 
-using orchestrate::Batch;
+using orchestrate::Example;
+using orchestrate::SampleRequest;
 using orchestrate::DataError;
 using orchestrate::DatasetInfo;
 using orchestrate::DatasetSplit;
@@ -62,32 +64,28 @@ class ImageFolderDataset final : public orchestrate::Dataset {
 
   std::int64_t size() const override { return static_cast<std::int64_t>(files_.size()); }
 
-  Batch get_batch(const std::vector<std::int64_t>& indices) const override {
-    const auto count = static_cast<std::int64_t>(indices.size());
-    auto images = at::empty({count, channels_, height_, width_}, at::kFloat);
-    auto labels = at::empty({count}, at::kLong);
-    auto* label_data = labels.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < count; ++i) {
-      const std::int64_t at = indices[i];
-      if (at < 0 || at >= size())
-        throw std::out_of_range("image_folder: index " + std::to_string(at) + " is outside [0, " +
-                                std::to_string(size()) + ")");
-      const auto pixels = decoded(static_cast<std::size_t>(at));
-      images[i].copy_(orchestrate::resize_to_chw_float(pixels, height_, width_).div_(255.0).clamp_(0.0, 1.0));
-      label_data[i] = files_[static_cast<std::size_t>(at)].label;
-    }
-    return {images, labels};
+  Example example(const SampleRequest& request) const override {
+    const std::int64_t at = request.index;
+    if (at < 0 || at >= size())
+      throw std::out_of_range("image_folder: index " + std::to_string(at) + " is outside [0, " +
+                              std::to_string(size()) + ")");
+    // A fixed decode size needs both its sides; otherwise the preprocessing's hint.
+    auto pixels = decoded(static_cast<std::size_t>(at), height_ > 0 ? std::max(height_, width_) : request.min_side);
+    if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
+    return {pixels, files_[static_cast<std::size_t>(at)].label};
   }
 
  private:
   // uint8 [H, W, channels] of file `index`, from the cache when kept there.
-  at::Tensor decoded(std::size_t index) const {
+  // min_side is the same for every call on a split, so a kept image is one
+  // decoded the way this call would.
+  at::Tensor decoded(std::size_t index, std::int64_t min_side) const {
     if (cache_)
       if (auto kept = cache_->find(index); kept.defined()) return kept;
     const std::string& path = files_[index].path;
     at::Tensor pixels;
     try {
-      pixels = orchestrate::decode_image(read_file_bytes(path), channels_, path);
+      pixels = orchestrate::decode_image(read_file_bytes(path), channels_, path, min_side);
     } catch (const std::exception& error) {
       // Found only now when verify_images = false let the file through, or
       // when it changed after the dataset was built.
@@ -98,7 +96,7 @@ class ImageFolderDataset final : public orchestrate::Dataset {
   }
 
   std::int64_t channels_;
-  std::int64_t height_;
+  std::int64_t height_;  // a fixed decode size; 0: as stored
   std::int64_t width_;
   std::vector<std::string> class_names_;
   std::vector<LabelledFile> files_;  // only read after construction

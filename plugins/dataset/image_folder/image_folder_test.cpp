@@ -12,7 +12,8 @@
 #include <vector>
 
 #include "decoded_image_cache.h"
-#include "image_resize.h"
+#include "image_transforms.h"
+#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "plugin_under_test.h"
@@ -123,7 +124,7 @@ TEST_F(ImageFolder, LabelsComeFromSortedClassFoldersAndPngPixelsAreExact) {
   EXPECT_EQ(train->info().channels, 1);
   ASSERT_EQ(train->size(), 5);
   // Listed by class, then by file: ant/2, bee/3, bee/4, cat/0, cat/1.
-  const auto batch = train->get_batch(all_indices(*train));
+  const auto batch = orchestrate::testing::float_batch(*train, all_indices(*train));
   EXPECT_TRUE(batch.labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 1, 2, 2})));
   const std::vector<std::int64_t> ids{2, 3, 4, 0, 1};
   for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_TRUE(batch.images[i].equal(expected_image(ids[i]))) << i;
@@ -131,7 +132,7 @@ TEST_F(ImageFolder, LabelsComeFromSortedClassFoldersAndPngPixelsAreExact) {
   const auto val = build(DatasetSplit::test).dataset;
   ASSERT_EQ(val->size(), 3);
   EXPECT_EQ(val->info().class_names, (std::vector<std::string>{"ant", "bee", "cat"}));
-  const auto val_batch = val->get_batch({2, 0});
+  const auto val_batch = orchestrate::testing::float_batch(*val, {2, 0});
   EXPECT_TRUE(val_batch.images[0].equal(expected_image(7)));
   EXPECT_TRUE(val_batch.labels.equal(at::tensor(std::vector<std::int64_t>{2, 0})));
 }
@@ -141,7 +142,7 @@ TEST_F(ImageFolder, ContentDecidesTheFormatNotTheName) {
   add("train/ant", 9, "no_extension");
   const auto train = build(DatasetSplit::train).dataset;
   ASSERT_EQ(train->size(), 7);
-  const auto batch = train->get_batch({0, 1, 2});  // ant/2.png, ant/no_extension, ant/really_a_png.jpg
+  const auto batch = orchestrate::testing::float_batch(*train, {0, 1, 2});  // ant/2.png, ant/no_extension, ant/really_a_png.jpg
   EXPECT_TRUE(batch.images[0].equal(expected_image(2)));
   EXPECT_TRUE(batch.images[1].equal(expected_image(9)));
   EXPECT_TRUE(batch.images[2].equal(expected_image(8)));
@@ -157,7 +158,7 @@ print(numpy.asarray(I.open(")" + path("train/ant/deeper/photo.jpeg") + R"(").con
 )");
   const auto train = build(DatasetSplit::train).dataset;
   ASSERT_EQ(train->size(), 6);  // ant/2.png, ant/deeper/photo.jpeg, ...
-  const auto batch = train->get_batch({1});
+  const auto batch = orchestrate::testing::float_batch(*train, {1});
   EXPECT_EQ(batch.labels.item<std::int64_t>(), 0);
   const auto ours = (batch.images[0][0] * 255).round().to(at::kInt);
   auto pillow = at::empty({28 * 28}, at::kInt);
@@ -178,10 +179,11 @@ TEST_F(ImageFolder, ResizesAndConvertsWithTheSharedKernel) {
     p.set("height", std::int64_t{14});
     p.set("width", std::int64_t{20});
   }).dataset;
-  const auto images = train->get_batch({0}).images;
+  const auto images = orchestrate::testing::float_batch(*train, {0}).images;
   EXPECT_EQ(images.sizes(), (at::IntArrayRef{1, 3, 14, 20}));
-  const auto expected = orchestrate::resize_to_chw_float(test_image(2).expand({28, 28, 3}), 14, 20) / 255.0;
-  EXPECT_TRUE(at::allclose(images[0], expected, 0, 1e-6));
+  // Resized as uint8, as the pixels are stored: the kernel the preprocessing presets use.
+  const auto resized = orchestrate::resize_pixels(test_image(2).expand({28, 28, 3}).contiguous(), 14, 20);
+  EXPECT_TRUE(images[0].equal(resized.permute({2, 0, 1}).to(at::kFloat).div_(255.0)));
 }
 
 TEST_F(ImageFolder, MissingRootEmptyClassAndUnmatchedClassesAreOneLineErrors) {
@@ -231,11 +233,11 @@ TEST_F(ImageFolderByFraction, SplitIsStratifiedDisjointCompleteAndFixedBySeed) {
   const auto test = build(DatasetSplit::test, [](Params& p) { p.set("val_fraction", 0.2); }).dataset;
   ASSERT_EQ(train->size(), 24);
   ASSERT_EQ(test->size(), 6);
-  EXPECT_TRUE(test->get_batch(all_indices(*test)).labels.equal(at::tensor(std::vector<std::int64_t>{0, 0, 1, 1, 2, 2})));
+  EXPECT_TRUE(orchestrate::testing::float_batch(*test, all_indices(*test)).labels.equal(at::tensor(std::vector<std::int64_t>{0, 0, 1, 1, 2, 2})));
   // Every image once, in one split or the other.
   std::vector<int> seen(30, 0);
   for (const auto* dataset : {train.get(), test.get()}) {
-    const auto images = dataset->get_batch(all_indices(*dataset)).images;
+    const auto images = orchestrate::testing::float_batch(*dataset, all_indices(*dataset)).images;
     for (std::int64_t i = 0; i < images.size(0); ++i)
       for (int id = 0; id < 30; ++id)
         if (images[i].equal(expected_image(id))) ++seen[id];
@@ -250,7 +252,7 @@ TEST_F(ImageFolderByFraction, SplitIsStratifiedDisjointCompleteAndFixedBySeed) {
   EXPECT_EQ(val_part(c0, 0.01, 0).size(), 1u);  // at least one
   EXPECT_EQ(val_part(c0, 0.9, 0).size(), 9u);   // never all
   const auto again = build(DatasetSplit::test, [](Params& p) { p.set("val_fraction", 0.2); }).dataset;
-  EXPECT_TRUE(again->get_batch(all_indices(*again)).images.equal(test->get_batch(all_indices(*test)).images));
+  EXPECT_TRUE(orchestrate::testing::float_batch(*again, all_indices(*again)).images.equal(orchestrate::testing::float_batch(*test, all_indices(*test)).images));
 }
 
 TEST_F(ImageFolderByFraction, ZeroFractionOrASingleFileClassCannotBeSplit) {
@@ -266,7 +268,7 @@ TEST_F(ImageFolderByFraction, ZeroFractionOrASingleFileClassCannotBeSplit) {
 TEST_F(ImageFolderByFraction, LimitTakesTheClassesInTurn) {
   const auto train = build(DatasetSplit::train, [](Params& p) { p.set("limit", std::int64_t{4}); }).dataset;
   ASSERT_EQ(train->size(), 4);
-  EXPECT_TRUE(train->get_batch(all_indices(*train)).labels.equal(at::tensor(std::vector<std::int64_t>{0, 0, 1, 2})));
+  EXPECT_TRUE(orchestrate::testing::float_batch(*train, all_indices(*train)).labels.equal(at::tensor(std::vector<std::int64_t>{0, 0, 1, 2})));
 }
 
 // Bad files: found when the dataset is built, named by path and cause.
@@ -310,7 +312,7 @@ TEST_F(ImageFolderBadFiles, SkipLeavesThemOutAndReportsTheCount) {
   ASSERT_EQ(skipped.dataset->size(), 5);
   EXPECT_EQ(skipped.stderr_text, "[data] image_folder: skipped 3 bad files of 8 in the train split; the first: " +
                                      path("train/ant/empty.png") + ": zero-byte file\n");
-  EXPECT_TRUE(skipped.dataset->get_batch(all_indices(*skipped.dataset))
+  EXPECT_TRUE(orchestrate::testing::float_batch(*skipped.dataset, all_indices(*skipped.dataset))
                   .labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 1, 2, 2})));
   EXPECT_EQ(error_of(DatasetSplit::train, skip_up_to(0.3)),
             "[data] image_folder: 3 bad files of 8 in the train split (37.5 % of them, more than "
@@ -326,10 +328,10 @@ TEST_F(ImageFolderBadFiles, WithoutVerificationOnlyZeroByteFilesAreFoundEarly) {
   const auto built = build(DatasetSplit::train, trusting);
   ASSERT_EQ(built.dataset->size(), 7);  // notes.png and truncated.jpg are in
   EXPECT_NE(built.stderr_text.find("skipped 1 bad file of 8"), std::string::npos) << built.stderr_text;
-  EXPECT_NO_THROW(built.dataset->get_batch({0}));
+  EXPECT_NO_THROW(orchestrate::testing::float_batch(*built.dataset, {0}));
   try {
-    built.dataset->get_batch({2});  // bee/4.png
-    built.dataset->get_batch({3});  // bee/notes.png
+    orchestrate::testing::float_batch(*built.dataset, {2});  // bee/4.png
+    orchestrate::testing::float_batch(*built.dataset, {3});  // bee/notes.png
     FAIL() << "expected a DataError";
   } catch (const DataError& error) {
     EXPECT_EQ(std::string(error.what()), "[data] image_folder: " + path("train/bee/notes.png") +
@@ -341,18 +343,18 @@ TEST_F(ImageFolderBadFiles, WithoutVerificationOnlyZeroByteFilesAreFoundEarly) {
 TEST_F(ImageFolder, CachedImagesAreServedAfterTheFileIsGoneAndBatchesAreThreadSafe) {
   const auto train = build(DatasetSplit::train, [](Params& p) { p.set("cache", true); }).dataset;
   const std::vector<std::int64_t> indices{4, 3, 2, 1, 0, 1};
-  const auto expected = train->get_batch(indices);
+  const auto expected = orchestrate::testing::float_batch(*train, indices);
   std::vector<Batch> results(4);
   std::vector<std::thread> threads;
-  for (auto& result : results) threads.emplace_back([&] { result = train->get_batch(indices); });
+  for (auto& result : results) threads.emplace_back([&] { result = orchestrate::testing::float_batch(*train, indices); });
   for (auto& thread : threads) thread.join();
   for (const auto& result : results) EXPECT_TRUE(result.images.equal(expected.images));
   const auto uncached = build(DatasetSplit::test).dataset;
   std::filesystem::remove_all(path("train"));
-  EXPECT_TRUE(train->get_batch(indices).images.equal(expected.images));  // from memory
+  EXPECT_TRUE(orchestrate::testing::float_batch(*train, indices).images.equal(expected.images));  // from memory
   std::filesystem::remove_all(path("val"));
-  EXPECT_THROW(uncached->get_batch({0}), DataError);
-  EXPECT_THROW(train->get_batch({5}), std::out_of_range);
+  EXPECT_THROW(orchestrate::testing::float_batch(*uncached, {0}), DataError);
+  EXPECT_THROW(orchestrate::testing::float_batch(*train, {5}), std::out_of_range);
 }
 
 TEST(DecodedImageCache, KeepsImagesUntilTheBudgetIsSpent) {

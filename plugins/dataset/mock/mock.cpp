@@ -18,7 +18,8 @@
 
 namespace {
 
-using orchestrate::Batch;
+using orchestrate::Example;
+using orchestrate::SampleRequest;
 using orchestrate::DatasetInfo;
 using orchestrate::DatasetSplit;
 using orchestrate::Params;
@@ -66,27 +67,20 @@ class MockDataset final : public orchestrate::Dataset {
 
   std::int64_t size() const override { return size_; }
 
-  Batch get_batch(const std::vector<std::int64_t>& indices) const override {
-    const auto count = static_cast<std::int64_t>(indices.size());
-    auto images = at::empty({count, channels_, height_, width_}, at::kFloat);
-    auto labels = at::empty({count}, at::kLong);
-    auto* label_data = labels.data_ptr<std::int64_t>();
-    for (std::int64_t i = 0; i < count; ++i) {
-      const std::int64_t index = indices[i];
-      if (index < 0 || index >= size_)
-        throw std::out_of_range("mock dataset: index " + std::to_string(index) + " is outside [0, " +
-                                std::to_string(size_) + ")");
-      const std::int64_t label = index % num_classes_;
-      // A generator per example, not per dataset: no shared mutable state
-      // between pipeline threads, and the example does not depend on the order
-      // in which examples are asked for.
-      auto generator = at::make_generator<at::CPUGeneratorImpl>(mix(example_seed_, index));
-      // In place in the batch: no temporaries, one pass fewer over a 224x224
-      // image, and the same values as prototype + stddev * randn.
-      images[i].normal_(0.0, kNoiseStddev, generator).add_(prototypes_[label]).clamp_(0.0, 1.0);
-      label_data[i] = label;
-    }
-    return {images, labels};
+  Example example(const SampleRequest& request) const override {
+    const std::int64_t index = request.index;
+    if (index < 0 || index >= size_)
+      throw std::out_of_range("mock dataset: index " + std::to_string(index) + " is outside [0, " +
+                              std::to_string(size_) + ")");
+    const std::int64_t label = index % num_classes_;
+    // A generator per example, not per dataset: no shared mutable state
+    // between pipeline threads, and the example depends neither on the order
+    // in which examples are asked for nor on the epoch.
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(mix(example_seed_, index));
+    auto image = at::empty({channels_, height_, width_}, at::kFloat);
+    image.normal_(0.0, kNoiseStddev, generator).add_(prototypes_[label]).clamp_(0.0, 1.0);
+    // Stored as a decoded image would be: uint8 pixels, channels last.
+    return {image.mul_(255.0).round_().to(at::kByte).permute({1, 2, 0}).contiguous(), label};
   }
 
  private:

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/plugin.h"
 #include "plugin_under_test.h"
@@ -45,7 +46,7 @@ TEST(MockDataset, BatchHasRequestedShapeRangeAndLabels) {
     p.set("num_classes", std::int64_t{4});
     p.set("train_size", std::int64_t{64});
   });
-  const auto batch = dataset->get_batch({0, 5, 63, 2});
+  const auto batch = orchestrate::testing::float_batch(*dataset, {0, 5, 63, 2});
   EXPECT_EQ(batch.images.sizes(), (std::vector<std::int64_t>{4, 1, 28, 20}));
   EXPECT_EQ(batch.images.scalar_type(), at::kFloat);
   EXPECT_GE(batch.images.min().item<float>(), 0.0f);
@@ -58,11 +59,11 @@ TEST(MockDataset, BatchHasRequestedShapeRangeAndLabels) {
 TEST(MockDataset, SameParamsGiveSameExamplesInAnyOrder) {
   auto first = make_mock(DatasetSplit::train);
   auto second = make_mock(DatasetSplit::train);
-  const auto forward = first->get_batch({3, 700, 11});
-  const auto reversed = second->get_batch({11, 700, 3});
+  const auto forward = orchestrate::testing::float_batch(*first, {3, 700, 11});
+  const auto reversed = orchestrate::testing::float_batch(*second, {11, 700, 3});
   EXPECT_TRUE(forward.images.equal(reversed.images.flip(0)));
   EXPECT_TRUE(forward.labels.equal(reversed.labels.flip(0)));
-  EXPECT_TRUE(forward.images.equal(first->get_batch({3, 700, 11}).images));
+  EXPECT_TRUE(forward.images.equal(orchestrate::testing::float_batch(*first, {3, 700, 11}).images));
 }
 
 TEST(MockDataset, SplitsAndSeedsGiveDifferentImages) {
@@ -70,10 +71,10 @@ TEST(MockDataset, SplitsAndSeedsGiveDifferentImages) {
   auto test = make_mock(DatasetSplit::test);
   auto reseeded = make_mock(DatasetSplit::train, [](orchestrate::Params& p) { p.set("seed", std::int64_t{7}); });
   const std::vector<std::int64_t> indices{0, 1, 2};
-  const auto train_batch = train->get_batch(indices);
-  EXPECT_FALSE(train_batch.images.equal(test->get_batch(indices).images));
-  EXPECT_FALSE(train_batch.images.equal(reseeded->get_batch(indices).images));
-  EXPECT_TRUE(train_batch.labels.equal(test->get_batch(indices).labels));
+  const auto train_batch = orchestrate::testing::float_batch(*train, indices);
+  EXPECT_FALSE(train_batch.images.equal(orchestrate::testing::float_batch(*test, indices).images));
+  EXPECT_FALSE(train_batch.images.equal(orchestrate::testing::float_batch(*reseeded, indices).images));
+  EXPECT_TRUE(train_batch.labels.equal(orchestrate::testing::float_batch(*test, indices).labels));
 }
 
 // Learnable: classifying test examples by the nearest per-class mean of
@@ -84,8 +85,8 @@ TEST(MockDataset, ClassesAreSeparable) {
   std::vector<std::int64_t> train_indices(200), test_indices(100);
   for (std::int64_t i = 0; i < 200; ++i) train_indices[i] = i;
   for (std::int64_t i = 0; i < 100; ++i) test_indices[i] = i;
-  const auto train_batch = train->get_batch(train_indices);
-  const auto test_batch = test->get_batch(test_indices);
+  const auto train_batch = orchestrate::testing::float_batch(*train, train_indices);
+  const auto test_batch = orchestrate::testing::float_batch(*test, test_indices);
   auto class_means = at::zeros({10, 3 * 32 * 32});
   class_means.index_add_(0, train_batch.labels, train_batch.images.flatten(1));
   class_means /= 20;
@@ -98,18 +99,18 @@ TEST(MockDataset, ClassesAreSeparable) {
 TEST(MockDataset, ConcurrentCallsMatchSerialOnes) {
   auto dataset = make_mock(DatasetSplit::train);
   const std::vector<std::int64_t> indices{1, 2, 3, 4, 5, 6, 7, 8};
-  const auto expected = dataset->get_batch(indices);
+  const auto expected = orchestrate::testing::float_batch(*dataset, indices);
   std::vector<orchestrate::Batch> results(4);
   std::vector<std::thread> threads;
-  for (auto& result : results) threads.emplace_back([&] { result = dataset->get_batch(indices); });
+  for (auto& result : results) threads.emplace_back([&] { result = orchestrate::testing::float_batch(*dataset, indices); });
   for (auto& thread : threads) thread.join();
   for (const auto& result : results) EXPECT_TRUE(result.images.equal(expected.images));
 }
 
 TEST(MockDataset, IndexOutsideSplitThrows) {
   auto dataset = make_mock(DatasetSplit::test);
-  EXPECT_THROW(dataset->get_batch({256}), std::out_of_range);
-  EXPECT_THROW(dataset->get_batch({-1}), std::out_of_range);
+  EXPECT_THROW(orchestrate::testing::float_batch(*dataset, {256}), std::out_of_range);
+  EXPECT_THROW(orchestrate::testing::float_batch(*dataset, {-1}), std::out_of_range);
 }
 
 }  // namespace

@@ -46,8 +46,8 @@ ImageRecord read_image_record(std::string_view data, const RecordRules& rules) {
   return record;
 }
 
-at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules) {
-  return decode_image(record.image.encoded, rules.channels, rules.keys.image);
+at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules, std::int64_t min_side) {
+  return decode_image(record.image.encoded, rules.channels, rules.keys.image, min_side);
 }
 
 std::int64_t check_record(std::string_view data, const RecordRules& rules) {

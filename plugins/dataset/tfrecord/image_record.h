@@ -38,7 +38,8 @@ ImageRecord read_image_record(std::string_view data, const RecordRules& rules);
 
 // The decoded pixels, uint8 [H, W, rules.channels]; an image that does not
 // decode throws orchestrate::Error with the cause.
-at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules);
+// min_side: see decode_image (a JPEG may be decoded at a reduced scale).
+at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules, std::int64_t min_side = 0);
 
 // The record's class after every check the rules ask for at indexing time;
 // the cause of a bad record is thrown as ExampleError or orchestrate::Error.

@@ -15,6 +15,7 @@
 
 #include "crc32c.h"
 #include "example.pb.h"
+#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "plugin_under_test.h"
 #include "python_reference.h"
@@ -306,7 +307,7 @@ for split in ("train", "t10k"):
     EXPECT_EQ(dataset->info().num_classes, 10);
     std::vector<std::int64_t> all(50);
     for (int i = 0; i < 50; ++i) all[i] = i;
-    const auto batch = dataset->get_batch(all);
+    const auto batch = orchestrate::testing::float_batch(*dataset, all);
     const std::string bytes = read_bytes(dir.file(std::string(idx) + ".bin"));
     ASSERT_EQ(bytes.size(), 50u * 785);
     const auto pixels = (batch.images * 255).round().to(at::kByte).contiguous();

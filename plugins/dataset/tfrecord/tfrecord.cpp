@@ -2,9 +2,9 @@
 // them (ImageNet's build_imagenet_data.py, PAI FastNN's and MoXing's data),
 // read with random access: the first run scans every file once, checking
 // both CRCs, the Example and (by default) the image of every record, and
-// caches where the usable records are; batches then read records at their
-// offsets, decode them (libjpeg-turbo, libpng) and resize them to the
-// declared size, because the dataset interface hands out fixed-size batches.
+// caches where the usable records are; examples are then read at their
+// offsets and decoded (libjpeg-turbo, libpng), at their stored size unless
+// height and width fix one.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "image_record.h"
-#include "image_resize.h"
+#include "image_transforms.h"
 #include "index_cache.h"
 #include "bad_data_policy.h"
 #include "file_patterns.h"
@@ -30,7 +30,8 @@
 
 namespace {
 
-using orchestrate::Batch;
+using orchestrate::Example;
+using orchestrate::SampleRequest;
 using orchestrate::DataError;
 using orchestrate::DatasetInfo;
 using orchestrate::DatasetSplit;
@@ -122,35 +123,28 @@ class TfRecordDataset final : public orchestrate::Dataset {
 
   std::int64_t size() const override { return static_cast<std::int64_t>(index_.records.size()); }
 
-  Batch get_batch(const std::vector<std::int64_t>& indices) const override {
-    const auto count = static_cast<std::int64_t>(indices.size());
-    auto images = at::empty({count, rules_.channels, height_, width_}, at::kFloat);
-    auto labels = at::empty({count}, at::kLong);
-    auto* label_data = labels.data_ptr<std::int64_t>();
-    // Opened per call, not kept: no state shared between pipeline threads,
-    // and no limit on open files however many shards there are.
-    std::vector<std::unique_ptr<RecordFile>> open(index_.files.size());
-    for (std::int64_t i = 0; i < count; ++i) {
-      const std::int64_t at = indices[i];
-      if (at < 0 || at >= size())
-        throw std::out_of_range("tfrecord: index " + std::to_string(at) + " is outside [0, " + std::to_string(size()) +
-                                ")");
-      const auto& [file, record] = index_.records[static_cast<std::size_t>(at)];
-      const RecordPlace place{index_.files[file], record.index, record.offset};
-      auto& reader = open[file];
-      if (!reader) reader = std::make_unique<RecordFile>(place.file);
-      try {
-        const auto pixels = decode_record_image(read_image_record(reader->read_at(place, record.data_bytes), rules_), rules_);
-        images[i].copy_(orchestrate::resize_to_chw_float(pixels, height_, width_).div_(255.0).clamp_(0.0, 1.0));
-      } catch (const RecordError& error) {
-        throw DataError("[data] tfrecord: " + std::string(error.what()));
-      } catch (const std::exception& error) {
-        // Found only now when verify_images = false let the image through indexing.
-        throw DataError("[data] tfrecord: " + describe_bad_record(place, error.what()));
-      }
-      label_data[i] = record.label;
+  Example example(const SampleRequest& request) const override {
+    const std::int64_t at = request.index;
+    if (at < 0 || at >= size())
+      throw std::out_of_range("tfrecord: index " + std::to_string(at) + " is outside [0, " + std::to_string(size()) +
+                              ")");
+    const auto& [file, record] = index_.records[static_cast<std::size_t>(at)];
+    const RecordPlace place{index_.files[file], record.index, record.offset};
+    // Opened per example, not kept: no state shared between pipeline
+    // threads, and no limit on open files however many shards there are.
+    RecordFile reader(place.file);
+    at::Tensor pixels;
+    try {
+      pixels = decode_record_image(read_image_record(reader.read_at(place, record.data_bytes), rules_), rules_,
+                                   decode_min_side(request));
+    } catch (const RecordError& error) {
+      throw DataError("[data] tfrecord: " + std::string(error.what()));
+    } catch (const std::exception& error) {
+      // Found only now when verify_images = false let the image through indexing.
+      throw DataError("[data] tfrecord: " + describe_bad_record(place, error.what()));
     }
-    return {images, labels};
+    if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
+    return {pixels, record.label};
   }
 
  private:
@@ -177,8 +171,13 @@ class TfRecordDataset final : public orchestrate::Dataset {
     return largest + 1;
   }
 
+  // A fixed decode size needs both its sides; otherwise the preprocessing's hint.
+  std::int64_t decode_min_side(const SampleRequest& request) const {
+    return height_ > 0 ? std::max(height_, width_) : request.min_side;
+  }
+
   RecordRules rules_;
-  std::int64_t height_;
+  std::int64_t height_;  // a fixed decode size; 0: as stored
   std::int64_t width_;
   std::vector<std::string> class_names_;
   std::int64_t num_classes_ = 0;

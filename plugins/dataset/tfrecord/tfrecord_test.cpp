@@ -12,8 +12,9 @@
 #include <thread>
 #include <vector>
 
-#include "image_resize.h"
+#include "image_transforms.h"
 #include "labelled_image.h"
+#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "plugin_under_test.h"
@@ -118,7 +119,7 @@ auto skip = [](Params& p) { p.set("on_corrupt", std::string("skip")); };
 TEST_F(TfRecordDataset, ReadsEveryShardInOrderWithExactPixelsAndLabels) {
   const auto train = build(DatasetSplit::train).dataset;
   ASSERT_EQ(train->size(), 6);
-  const auto batch = train->get_batch({5, 0, 3, 0});
+  const auto batch = orchestrate::testing::float_batch(*train, {5, 0, 3, 0});
   EXPECT_EQ(batch.images.sizes(), (at::IntArrayRef{4, 1, 28, 28}));
   EXPECT_TRUE(batch.images[0].equal(expected_image(5)));
   EXPECT_TRUE(batch.images[1].equal(expected_image(0)));
@@ -127,7 +128,7 @@ TEST_F(TfRecordDataset, ReadsEveryShardInOrderWithExactPixelsAndLabels) {
 
   const auto test = build(DatasetSplit::test).dataset;
   ASSERT_EQ(test->size(), 2);
-  EXPECT_TRUE(test->get_batch({1}).images[0].equal(expected_image(7)));
+  EXPECT_TRUE(orchestrate::testing::float_batch(*test, {1}).images[0].equal(expected_image(7)));
 }
 
 TEST_F(TfRecordDataset, CountsClassesFromTheTrainSplitForBothSplits) {
@@ -146,10 +147,11 @@ TEST_F(TfRecordDataset, DeclaredSizeResizesWithTheSharedKernel) {
     p.set("width", std::int64_t{20});
     p.set("channels", std::int64_t{3});
   }).dataset;
-  const auto images = train->get_batch({1}).images;
+  const auto images = orchestrate::testing::float_batch(*train, {1}).images;
   EXPECT_EQ(images.sizes(), (at::IntArrayRef{1, 3, 14, 20}));
-  const auto expected = orchestrate::resize_to_chw_float(test_image(1).expand({28, 28, 3}), 14, 20) / 255.0;
-  EXPECT_TRUE(at::allclose(images[0], expected, 0, 1e-6));
+  // Resized as uint8, as the pixels are stored: the kernel the preprocessing presets use.
+  const auto resized = orchestrate::resize_pixels(test_image(1).expand({28, 28, 3}).contiguous(), 14, 20);
+  EXPECT_TRUE(images[0].equal(resized.permute({2, 0, 1}).to(at::kFloat).div_(255.0)));
 }
 
 TEST_F(TfRecordDataset, TheIndexIsCachedAndRebuiltWhenTheFileChanges) {
@@ -206,7 +208,7 @@ TEST_F(TfRecordDataset, LabelOffsetIsSubtractedAndALabelBelowItIsBad) {
   // The record of image 3 stores label 3, so it is class 2; image 0 stored 1, now 0: fine. None is bad yet.
   EXPECT_EQ(message, "");
   const auto train = build(DatasetSplit::train, offset_one).dataset;
-  EXPECT_TRUE(train->get_batch({0, 1, 2, 3}).labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 2, 2})));
+  EXPECT_TRUE(orchestrate::testing::float_batch(*train, {0, 1, 2, 3}).labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 2, 2})));
 
   write_shard("train-00001-of-00002", {4});  // stores label 0: below the offset
   EXPECT_NE(train_error(offset_one).find(shard("train-00001-of-00002") +
@@ -233,7 +235,7 @@ TEST_F(TfRecordDataset, LabelOutOfRangeFailsOrIsSkipped) {
                                      shard("train-00001-of-00002") + ": record 0 at byte 0: label 3"),
             std::string::npos)
       << skipped.stderr_text;
-  EXPECT_TRUE(skipped.dataset->get_batch(all_indices(*skipped.dataset))
+  EXPECT_TRUE(orchestrate::testing::float_batch(*skipped.dataset, all_indices(*skipped.dataset))
                   .labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 2, 0, 1})));
 }
 
@@ -261,7 +263,7 @@ TEST_F(TfRecordDataset, FlippedPayloadByteIsABadDataCrc) {
     p.set("max_corrupt_fraction", 0.2);
   });
   ASSERT_EQ(skipped.dataset->size(), 5);  // records after it are still read
-  EXPECT_TRUE(skipped.dataset->get_batch({1}).images[0].equal(expected_image(2)));
+  EXPECT_TRUE(orchestrate::testing::float_batch(*skipped.dataset, {1}).images[0].equal(expected_image(2)));
 }
 
 TEST_F(TfRecordDataset, FlippedLengthByteLosesTheRestOfTheFile) {
@@ -329,9 +331,9 @@ TEST_F(TfRecordDataset, WithoutImageVerificationABadImageFailsWhenRead) {
   auto trusting = [](Params& p) { p.set("verify_images", false); };
   EXPECT_EQ(train_error(trusting), "");
   const auto train = build(DatasetSplit::train, trusting).dataset;
-  EXPECT_NO_THROW(train->get_batch({0, 1, 2}));
+  EXPECT_NO_THROW(orchestrate::testing::float_batch(*train, {0, 1, 2}));
   try {
-    train->get_batch({3});
+    orchestrate::testing::float_batch(*train, {3});
     FAIL() << "expected a DataError";
   } catch (const DataError& error) {
     EXPECT_NE(std::string(error.what()).find(shard("train-00001-of-00002") + ": record 0 at byte 0: image/encoded: "),
@@ -345,9 +347,9 @@ TEST_F(TfRecordDataset, AFileDamagedAfterIndexingFailsTheBatchNamingTheRecord) {
   const auto train = build(DatasetSplit::train).dataset;
   const auto& offsets = offsets_["train-00000-of-00002"];
   flip_byte(shard("train-00000-of-00002"), offsets[2] + kRecordHeaderBytes + 3);
-  EXPECT_NO_THROW(train->get_batch({0, 1, 3}));
+  EXPECT_NO_THROW(orchestrate::testing::float_batch(*train, {0, 1, 3}));
   try {
-    train->get_batch({0, 2});
+    orchestrate::testing::float_batch(*train, {0, 2});
     FAIL() << "expected a DataError";
   } catch (const DataError& error) {
     EXPECT_EQ(std::string(error.what()).rfind("[data] tfrecord: " + shard("train-00000-of-00002") + ": record 2 at byte " +
@@ -363,7 +365,7 @@ TEST_F(TfRecordDataset, FilesByListAndGlobUnderDirOrAbsolute) {
     p.set("train_files", std::vector<std::string>{"train-00001-*", shard("train-00000-of-00002")});
   }).dataset;
   ASSERT_EQ(listed->size(), 6);
-  EXPECT_TRUE(listed->get_batch({0}).images[0].equal(expected_image(3)));  // in the order given
+  EXPECT_TRUE(orchestrate::testing::float_batch(*listed, {0}).images[0].equal(expected_image(3)));  // in the order given
   const auto message = train_error([](Params& p) { p.set("train_files", std::vector<std::string>{"train-0009*"}); });
   EXPECT_NE(message.find("no file matches " + data_.file("train-0009*")), std::string::npos) << message;
   EXPECT_NE(train_error([](Params& p) { p.set("train_pattern", std::string("training-*")); }).find("no file matches"),
@@ -377,12 +379,12 @@ TEST_F(TfRecordDataset, LimitClassNamesAndConcurrentBatches) {
   }).dataset;
   EXPECT_EQ(train->size(), 4);
   EXPECT_EQ(train->info().class_names, (std::vector<std::string>{"a", "b", "c", "d"}));
-  EXPECT_THROW(train->get_batch({4}), std::out_of_range);
+  EXPECT_THROW(orchestrate::testing::float_batch(*train, {4}), std::out_of_range);
   const std::vector<std::int64_t> indices{3, 2, 1, 0, 1, 2};
-  const auto expected = train->get_batch(indices);
+  const auto expected = orchestrate::testing::float_batch(*train, indices);
   std::vector<Batch> results(4);
   std::vector<std::thread> threads;
-  for (auto& result : results) threads.emplace_back([&] { result = train->get_batch(indices); });
+  for (auto& result : results) threads.emplace_back([&] { result = orchestrate::testing::float_batch(*train, indices); });
   for (auto& thread : threads) thread.join();
   for (const auto& result : results) EXPECT_TRUE(result.images.equal(expected.images));
 }

@@ -1,0 +1,135 @@
+#include "image_preset.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "image_transforms.h"
+#include "orchestrate/error.h"
+
+namespace orchestrate::preprocessing {
+
+namespace {
+
+// One value per channel: as given, one for all, or (grey data, three values
+// given) their average, so the RGB defaults serve grey images too.
+std::vector<double> per_channel(const std::vector<double>& values, std::int64_t channels) {
+  if (static_cast<std::int64_t>(values.size()) == channels) return values;
+  if (values.size() == 1) return std::vector<double>(static_cast<std::size_t>(channels), values[0]);
+  const double average = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+  return std::vector<double>(static_cast<std::size_t>(channels), average);
+}
+
+at::Tensor channel_tensor(const std::vector<double>& values) {
+  return at::tensor(std::vector<float>(values.begin(), values.end())).view({1, -1, 1, 1});
+}
+
+}  // namespace
+
+ParamSchema preset_schema(const PresetDefaults& d) {
+  ParamSchema schema{
+      int_param("size", d.size, "output side: the model's input is size x size").at_least(1),
+      int_param("resize_size", d.resize_size,
+                "eval: the shorter side is resized to this, then the center size x size is cut (ResNet: 256); "
+                "0: resized straight to size x size")
+          .at_least(0),
+      real_param("central_fraction", d.central_fraction,
+                 "eval: first keep this central fraction of each side (Inception: 0.875; 1: all)")
+          .greater_than(0)
+          .at_most(1),
+      real_list_param("scale", d.scale,
+                      "train: the random crop's area as a fraction of the image's, [min, max] (RandomResizedCrop)")
+          .between(0, 1),
+      real_list_param("ratio", std::vector<double>{3.0 / 4.0, 4.0 / 3.0},
+                      "train: the random crop's aspect ratio (width / height), [min, max], drawn log-uniformly")
+          .greater_than(0),
+      bool_param("flip", true, "train: mirror left to right with probability 0.5"),
+      real_param("brightness", d.jitter.brightness,
+                 "train: brightness factor drawn from [1 - x, 1 + x] (ColorJitter); 0: off")
+          .between(0, 1),
+      real_param("contrast", d.jitter.contrast, "train: contrast factor drawn from [1 - x, 1 + x]; 0: off").between(0, 1),
+      real_param("saturation", d.jitter.saturation, "train: saturation factor drawn from [1 - x, 1 + x]; 0: off")
+          .between(0, 1),
+      real_list_param("mean", d.mean,
+                      "per channel, subtracted from the [0, 1] pixels (one value: every channel; grey data with three: "
+                      "their average)"),
+      real_list_param("std", d.std, "per channel, divided by after the mean").greater_than(0),
+  };
+  schema.rule([](const Params& p) -> std::string {
+    for (const char* key : {"scale", "ratio"}) {
+      const auto range = p.real_list(key);
+      if (range.size() != 2 || range[0] > range[1]) return std::string(key) + ": give [min, max] with min <= max";
+    }
+    if (p.real_list("scale")[1] <= 0) return "scale: the largest area must be above 0";
+    if (p.integer("resize_size") > 0 && p.integer("resize_size") < p.integer("size"))
+      return "resize_size: at least size (" + std::to_string(p.integer("size")) + "), or 0";
+    for (const char* key : {"mean", "std"}) {
+      const auto n = p.real_list(key).size();
+      if (n != 1 && n != 3) return std::string(key) + ": one value, or one per RGB channel";
+    }
+    return "";
+  });
+  return schema;
+}
+
+ImagePreset::ImagePreset(const Params& params, const PreprocessingContext& context, const std::string& name)
+    : variant_(context.variant),
+      channels_(context.data.channels),
+      size_(params.integer("size")),
+      resize_size_(params.integer("resize_size")),
+      central_fraction_(params.real("central_fraction")),
+      crop_{params.real_list("scale")[0], params.real_list("scale")[1], params.real_list("ratio")[0],
+            params.real_list("ratio")[1]},
+      flip_(params.boolean("flip")),
+      jitter_{params.real("brightness"), params.real("contrast"), params.real("saturation")},
+      mean_(per_channel(params.real_list("mean"), context.data.channels)),
+      std_(per_channel(params.real_list("std"), context.data.channels)) {
+  if (channels_ != 1 && channels_ != 3)
+    throw RecipeError("[preprocessing] " + name + ": takes grey or RGB images, not " + std::to_string(channels_) +
+                      " channels");
+  mean_tensor_ = channel_tensor(mean_);
+  std_tensor_ = channel_tensor(std_);
+}
+
+at::Tensor ImagePreset::prepare_sample(const at::Tensor& pixels, std::uint64_t seed) const {
+  return variant_ == PreprocessingVariant::train ? train_sample(pixels, seed) : eval_sample(pixels);
+}
+
+at::Tensor ImagePreset::train_sample(const at::Tensor& pixels, std::uint64_t seed) const {
+  SampleRandom random(seed);
+  const CropBox box = random_resized_crop_box(pixels.size(0), pixels.size(1), crop_, random);
+  auto image = resize_pixels(crop_pixels(pixels, box.top, box.left, box.height, box.width), size_, size_);
+  if (flip_ && random.uniform(0, 1) < 0.5) image = flip_horizontally(image);
+  if (jitter_.any()) image = colour_jitter(image, jitter_, random);
+  return image.contiguous();
+}
+
+at::Tensor ImagePreset::eval_sample(const at::Tensor& pixels) const {
+  const auto central = central_fraction_crop(pixels, central_fraction_);
+  const auto image = resize_size_ > 0 ? center_crop(resize_shorter_side(central, resize_size_), size_, size_)
+                                      : resize_pixels(central, size_, size_);
+  return image.contiguous();
+}
+
+at::Tensor ImagePreset::finish_batch(const at::Tensor& images) const {
+  // torchvision's ToDtype(float32, scale=True) then Normalize.
+  // Laid out NCHW afresh (a permuted view of grey images would look channels-last).
+  auto x = at::empty({images.size(0), images.size(3), images.size(1), images.size(2)},
+                     images.options().dtype(at::kFloat));
+  x.copy_(images.permute({0, 3, 1, 2})).mul_(1.0 / 255.0);
+  return x.sub_(mean_tensor_.to(images.device())).div_(std_tensor_.to(images.device()));
+}
+
+std::int64_t ImagePreset::min_input_side() const {
+  // A random crop may be small and then enlarged: training wants every pixel.
+  if (variant_ == PreprocessingVariant::train) return 0;
+  const double side = static_cast<double>(resize_size_ > 0 ? resize_size_ : size_);
+  return static_cast<std::int64_t>(std::ceil(side / central_fraction_));
+}
+
+ServingTransform ImagePreset::serving_transform() const {
+  return {central_fraction_, resize_size_, mean_, std_};
+}
+
+}  // namespace orchestrate::preprocessing
