@@ -3,9 +3,11 @@
 // of num_classes bands, so a model can learn it. Replace it with your reader.
 //
 // The interface and its contract: orchestrate/dataset.h (info() describes the
-// examples; get_batch() returns float images in [0, 1] and int64 labels for
-// the indices asked for, in order, and is called from several threads at
-// once). orchestrate's DatasetConformance test (tests/conformance) checks it.
+// examples; example() returns one example's uint8 [H, W, C] pixels and its
+// label, is safe to call from several threads at once, and throws
+// std::out_of_range outside [0, size())). Resizing, augmentation and
+// conversion to float belong to a preprocessing. orchestrate's
+// DatasetConformance test (tests/conformance) checks it.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
@@ -37,25 +39,19 @@ class {{Name}} final : public orchestrate::Dataset {
 
   std::int64_t size() const override { return size_; }
 
-  orchestrate::Batch get_batch(const std::vector<std::int64_t>& indices) const override {
-    const auto count = static_cast<std::int64_t>(indices.size());
-    auto images = at::empty({count, 1, kSide, kSide}, at::kFloat);
-    auto labels = at::empty({count}, at::kLong);
+  orchestrate::Example example(const orchestrate::SampleRequest& request) const override {
+    if (request.index < 0 || request.index >= size_)
+      throw std::out_of_range("{{name}}: index " + std::to_string(request.index) + " is outside [0, " +
+                              std::to_string(size_) + ")");
+    const std::int64_t label = request.index % num_classes_;
     const std::int64_t band = kSide / num_classes_;
-    for (std::int64_t i = 0; i < count; ++i) {
-      const std::int64_t index = indices[i];
-      if (index < 0 || index >= size_)
-        throw std::out_of_range("{{name}}: index " + std::to_string(index) + " is outside [0, " +
-                                std::to_string(size_) + ")");
-      const std::int64_t label = index % num_classes_;
-      // A generator per example, not one shared: safe from several threads,
-      // and the same image whatever order the examples are asked in.
-      auto generator = at::make_generator<at::CPUGeneratorImpl>(seed_ * 1000003 + static_cast<std::uint64_t>(index));
-      images[i].uniform_(0.0, 0.5, generator);
-      images[i][0].narrow(0, label * band, band).add_(0.5);
-      labels[i] = label;
-    }
-    return {images, labels};
+    // The image depends on the dataset's seed and the index only (request.seed
+    // is for augmentation): the same example in every epoch, on every thread.
+    auto generator =
+        at::make_generator<at::CPUGeneratorImpl>(seed_ * 1000003 + static_cast<std::uint64_t>(request.index));
+    auto pixels = at::empty({kSide, kSide, 1}, at::kFloat).uniform_(0.0, 128.0, generator);
+    pixels.narrow(0, label * band, band).add_(127.0);
+    return {pixels.to(at::kByte).contiguous(), label};  // uint8 [H, W, C]
   }
 
  private:
