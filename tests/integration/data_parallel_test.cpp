@@ -147,9 +147,11 @@ TEST(DataParallel, ThroughputReportShowsWorkersRanksAndScalingEfficiency) {
   EXPECT_EQ(rows[1]["workers"], 2);
   EXPECT_EQ(rows[2]["rank"], "1");
   EXPECT_TRUE(rows[2]["scaling_efficiency"].is_null());
-  // Reported to 3 decimals, from images/s reported to 1.
-  const double expected = rows[1]["images_per_s"].get<double>() / (2 * rows[0]["images_per_s"].get<double>());
-  EXPECT_NEAR(rows[1]["scaling_efficiency"].get<double>(), expected, 2e-3);
+  // Reported to 3 decimals, from images/s reported to 1: each image/s may be
+  // off by 0.05, a relative error that grows as a loaded machine slows a run.
+  const double one = rows[0]["images_per_s"].get<double>(), two = rows[1]["images_per_s"].get<double>();
+  const double expected = two / (2 * one);
+  EXPECT_NEAR(rows[1]["scaling_efficiency"].get<double>(), expected, 5e-4 + expected * (0.05 / one + 0.05 / two));
   EXPECT_GT(rows[1]["sent_MB_per_step"].get<double>(), 0.35) << "the ConvNet's 93,322 float32 gradients";
   EXPECT_GT(rows[1]["sync_share"].get<double>(), 0.0);
 
