@@ -46,6 +46,13 @@ struct Stages {
   std::string recipe, db;
   CommandResult stage1, stage2;
   std::string snapshots() const { return dir.file("snapshots/run-1"); }
+  // Stage 2 from stage 1's last checkpoint: 8 components, 10 trial steps.
+  std::string stage_two_settings() const {
+    const auto checkpoints = RunStore(db, StoreAccess::read_only).checkpoints(1);
+    return " --set checkpoint.init_from=" + checkpoints.back().path +
+           " --set dim_reduce.enabled=true --set dim_reduce.n_components=8 --set dim_reduce.snapshots=" +
+           snapshots() + " --set dim_reduce.line_search_steps=10 --quiet";
+  }
 };
 
 // Stage 1: 2 epochs of 32 updates, a snapshot every 2 updates, the newest 12 kept.
@@ -61,12 +68,7 @@ std::unique_ptr<Stages> run_stages() {
   s->stage1 = run_orchestrate("run " + s->recipe + " --db " + s->db +
                               " --set run.epochs=2 --set snapshots.every_steps=2 --set snapshots.keep=12 --quiet");
   if (s->stage1.exit_code == 0) {
-    const auto checkpoints = RunStore(s->db, StoreAccess::read_only).checkpoints(1);
-    s->stage2 = run_orchestrate("run " + s->recipe + " --db " + s->db + " --set run.epochs=1" +
-                                " --set checkpoint.init_from=" + checkpoints.back().path +
-                                " --set dim_reduce.enabled=true --set dim_reduce.n_components=8" +
-                                " --set dim_reduce.snapshots=" + s->snapshots() +
-                                " --set dim_reduce.line_search_steps=10 --quiet");
+    s->stage2 = run_orchestrate("run " + s->recipe + " --db " + s->db + " --set run.epochs=1" + s->stage_two_settings());
   }
   return s;
 }
@@ -125,13 +127,9 @@ void stage_two_trains_in_the_pca_subspace_and_keeps_the_accuracy(Stages& s) {
 // same steps; the job's rows and its PCA event are rank 0's.
 void stage_two_runs_data_parallel_with_one_projection(Stages& s) {
   ASSERT_EQ(s.stage1.exit_code, 0) << s.stage1.output;
-  const auto checkpoints = RunStore(s.db, StoreAccess::read_only).checkpoints(1);
   const std::string db = s.dir.file("parallel.db");
-  const auto result = run_orchestrate("run " + s.recipe + " --nproc 2 --db " + db + " --set run.max_steps=6" +
-                                      " --set checkpoint.init_from=" + checkpoints.back().path +
-                                      " --set dim_reduce.enabled=true --set dim_reduce.n_components=8" +
-                                      " --set dim_reduce.snapshots=" + s.snapshots() +
-                                      " --set dim_reduce.line_search_steps=10 --quiet");
+  const auto result =
+      run_orchestrate("run " + s.recipe + " --nproc 2 --db " + db + " --set run.max_steps=6" + s.stage_two_settings());
   ASSERT_EQ(result.exit_code, 0) << result.output;
   RunStore store(db, StoreAccess::read_only);
   const auto run = store.find_run("1");
@@ -171,12 +169,8 @@ TEST(DimReduceTraining, WhatStageTwoCannotCombineWithIsARecipeErrorBeforeAnyRun)
 // 2 ends on the uninterrupted run's weights: the checkpoint holds the
 // inverse Hessian, the last step and gradient, and the residual momentum.
 void a_resumed_stage_two_ends_where_the_uninterrupted_one_does(Stages& s) {
-  const auto checkpoints = RunStore(s.db, StoreAccess::read_only).checkpoints(1);
   const std::string db = s.dir.file("resumed.db");
-  const std::string stage2 = " --set run.epochs=1 --set checkpoint.init_from=" + checkpoints.back().path +
-                             " --set dim_reduce.enabled=true --set dim_reduce.n_components=8" +
-                             " --set dim_reduce.snapshots=" + s.snapshots() +
-                             " --set dim_reduce.line_search_steps=10 --quiet";
+  const std::string stage2 = " --set run.epochs=1" + s.stage_two_settings();
   const auto stopped = run_orchestrate("run " + s.recipe + " --db " + db + stage2 +
                                        " --set hooks.0.plugin=stop_at_step --set hooks.0.step=16");
   ASSERT_EQ(stopped.exit_code, 0) << stopped.output;

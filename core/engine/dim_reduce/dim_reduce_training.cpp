@@ -40,7 +40,7 @@ DimReduceTraining::DimReduceTraining(const DimReduceSettings& settings, NamedPar
                                      const std::function<void(const std::string&)>& describe)
     : parameters_(std::move(parameters)) {
   for (const auto& [name, tensor] : parameters_) weights_ += tensor.numel();
-  pca_path_ = settings.pca_mat_path.empty() ? default_pca_path : settings.pca_mat_path;
+  const std::string pca_path = settings.pca_mat_path.empty() ? default_pca_path : settings.pca_mat_path;
   const auto device = parameters_.front().second.device();
   at::Tensor components = at::zeros({settings.n_components, weights_}, at::kFloat);
   if (leader) {
@@ -48,25 +48,25 @@ DimReduceTraining::DimReduceTraining(const DimReduceSettings& settings, NamedPar
     // The default path is keyed by run id, which another store in the same
     // directory may also use: only the run that saved it there reuses it.
     const bool reuse = !settings.pca_mat_path.empty() || resuming;
-    if (reuse && std::filesystem::exists(pca_path_)) {
-      components = read_pca_matrix(pca_path_, weights_);
-      said << "loaded the PCA matrix " << pca_path_ << ": " << components.size(0) << " components of "
+    if (reuse && std::filesystem::exists(pca_path)) {
+      components = read_pca_matrix(pca_path, weights_);
+      said << "loaded the PCA matrix " << pca_path << ": " << components.size(0) << " components of "
            << weights_ << " weights";
     } else {
       const auto trajectory = read_trajectory(settings.snapshots, parameters_);
       const auto pca = trajectory_pca(trajectory, settings.n_components,
                                       settings.snapshots + " (" + std::to_string(trajectory.size(0)) + " snapshots)");
       components = pca.components;
-      write_pca_matrix(pca_path_, pca.components, pca.explained_variance_ratio);
+      write_pca_matrix(pca_path, pca.components, pca.explained_variance_ratio);
       said << "PCA of " << trajectory.size(0) << " weight snapshots in " << settings.snapshots << ": "
            << settings.n_components << " components of " << weights_ << " weights explain " << std::fixed
            << std::setprecision(1) << 100.0 * pca.explained_variance_ratio.sum().item<double>()
-           << " % of the trajectory's variance; saved to " << pca_path_;
+           << " % of the trajectory's variance; saved to " << pca_path;
     }
     describe(said.str());
   }
   if (components.size(0) != settings.n_components)
-    throw DataError(pca_path_ + ": the PCA matrix has " + std::to_string(components.size(0)) +
+    throw DataError(pca_path + ": the PCA matrix has " + std::to_string(components.size(0)) +
                     " components and [dim_reduce] n_components is " + std::to_string(settings.n_components) +
                     "; set n_components to match, or leave pca_mat_path empty to compute a new one");
   components = components.to(device);

@@ -51,9 +51,6 @@ class DimReduceTraining {
     descent_->load_state(state, source);
   }
 
-  const std::string& pca_path() const { return pca_path_; }
-  std::int64_t weights() const { return weights_; }
-
  private:
   at::Tensor flat_weights() const;
   at::Tensor flat_gradient() const;
@@ -61,7 +58,6 @@ class DimReduceTraining {
 
   NamedParameters parameters_;
   std::int64_t weights_ = 0;
-  std::string pca_path_;
   std::unique_ptr<SubspaceDescent> descent_;
 };
 

@@ -50,7 +50,6 @@ SubspaceDescent::Step SubspaceDescent::step(const at::Tensor& weights, const at:
   const double slope = at::dot(g_k, d_k).item<double>();
 
   Step result;
-  result.predicted_decrease = -slope;
   double scale = 1.0;
   for (int m = 0; m < settings_.max_search; ++m) {
     scale = std::pow(settings_.rho, m);

@@ -51,14 +51,12 @@ class SubspaceDescent {
     double step = 0;     // rho^m
     int trials = 0;      // losses evaluated by the line search
     bool accepted = false;  // a trial met the sufficient-decrease condition
-    double predicted_decrease = 0;  // -(g_k . d_k): the descent the quadratic model expects at step 1
   };
   // One update from `weights` (flat [n]) with `loss` and `gradient` (flat
   // [n]) there. `loss_at(trial)` returns the loss at trial weights.
   Step step(const at::Tensor& weights, const at::Tensor& gradient, double loss,
             const std::function<double(const at::Tensor&)>& loss_at);
 
-  std::int64_t dimensions() const { return components_.size(0); }
   const at::Tensor& inverse_hessian() const { return inverse_hessian_; }
 
   // What a checkpoint must keep for a resumed stage 2 to take the same steps.

@@ -37,8 +37,6 @@ class WeightSnapshots {
   // Returns the path.
   std::string save(const NamedParameters& parameters, std::int64_t step, std::int64_t epoch);
 
-  const std::string& directory() const { return directory_; }
-
  private:
   SnapshotPolicy policy_;
   std::string directory_;
