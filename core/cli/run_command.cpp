@@ -11,6 +11,7 @@
 #include "collective.h"
 #include "command.h"
 #include "data_parallel_launch.h"
+#include "device.h"
 #include "compute_setup.h"
 #include "launch_environment.h"
 #include "options.h"
@@ -132,14 +133,18 @@ int run_command(const std::vector<std::string>& arguments) {
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
   const Recipe recipe = load_recipe(values["recipe"].as<std::string>(), overrides, registry);
-  settings_of(recipe);  // the rules across tables ([dim_reduce] with wrappers, ...): before any file is written
+  // The rules across tables ([dim_reduce] with wrappers, ...): before any file is written.
+  const Settings settings = settings_of(recipe);
   if (values["dry-run"].as<bool>()) {
     std::cout << recipe.resolved_toml();
     return 0;
   }
   // The recipe is valid (its errors come once, from here, not from every
   // worker) and nothing is recorded yet: the workers do the rest.
-  if (nproc > 1) return run_local_workers(nproc, arguments_without(arguments, options, positional, "nproc"));
+  if (nproc > 1) {
+    if (select_device(settings.run.device).is_cuda()) worker_cuda_device(nproc - 1, nproc);  // a GPU each
+    return run_local_workers(nproc, arguments_without(arguments, options, positional, "nproc"));
+  }
 
   // Joined before the store is touched: a rendezvous that fails leaves no run row.
   const std::unique_ptr<Collective> collective = join_job(recipe);

@@ -59,7 +59,7 @@ ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
 
 c10::Device training_device(const Settings& s, const LaunchEnvironment& job) {
   const c10::Device device = select_device(s.run.device);
-  if (device.is_cuda() && job.distributed()) return {c10::kCUDA, static_cast<c10::DeviceIndex>(job.local_rank)};
+  if (device.is_cuda() && job.distributed()) return worker_cuda_device(job.local_rank, job.local_world_size);
   return device;
 }
 

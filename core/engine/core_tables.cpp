@@ -251,7 +251,13 @@ ParamSchema dim_reduce_schema() {
       bool_param("enabled", false,
                  "train in the span of the PCA of stage 1's weight snapshots (MindSpore Boost's dimension-reduce "
                  "stage 2); each update is a quasi-Newton step with a line search there, not the optimizer's"),
-      string_param("snapshots", "", "stage 1's snapshot directory ([snapshots] of that run)"),
+      string_param("snapshots", "",
+                   "stage 1's snapshot directory ([snapshots] of that run); empty with from_epoch > 1: this run's own"),
+      int_param("from_epoch", 1,
+                "the epoch stage 2 starts at: 1 trains all of this run in the subspace (from stage 1's weights, "
+                "[checkpoint] init_from); E > 1 trains epochs 1..E-1 as stage 1, saving [snapshots], then computes "
+                "the PCA of its own snapshots and trains the rest as stage 2: both stages in one run")
+          .at_least(1),
       string_param("pca_mat_path", "",
                    "the PCA matrix (.safetensors): loaded when it exists, else computed from the snapshots and "
                    "saved here; empty: artifacts/run-<id>/pca_mat.safetensors beside the run store"),
@@ -263,12 +269,16 @@ ParamSchema dim_reduce_schema() {
           .greater_than(0)
           .less_than(1),
       int_param("line_search_steps", 3,
-                "trial steps 1, rho, ..., rho^(N-1); when none lowers the loss enough, the last is taken (the "
-                "seed's 3; more suit a subspace whose curvature is far from 1)")
+                "trial steps 1, rho, ..., rho^(N-1); when none lowers the loss enough, rule = \"mindspore\" takes the "
+                "last, \"safeguarded\" none (the seed's 3; more suit a subspace whose curvature is far from 1)")
           .between(1, 60),
+      string_param("rule", "safeguarded",
+                   "mindspore: the seed's update as written (it diverged on Fashion-MNIST); safeguarded: curvature "
+                   "pairs only at a clear angle, and no subspace step plus a reset of B when no trial passes")
+          .one_of({"safeguarded", "mindspore"}),
   };
   schema.rule([](const Params& p) -> std::string {
-    if (!p.boolean("enabled")) return "";
+    if (!p.boolean("enabled") || p.integer("from_epoch") > 1) return "";  // both stages: [snapshots] is checked
     if (p.string("snapshots").empty() && p.string("pca_mat_path").empty())
       return "enabled needs snapshots (stage 1's snapshot directory) or pca_mat_path (a saved PCA matrix)";
     std::error_code error;

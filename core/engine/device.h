@@ -11,4 +11,10 @@ namespace orchestrate {
 // device is an Error saying so.
 c10::Device select_device(const std::string& requested);
 
+// The CUDA device of a data-parallel worker: each of the `local_workers`
+// processes on a machine trains on its own GPU (local rank N on cuda:N), as
+// NCCL requires. More workers than GPUs is a UsageError naming both counts,
+// raised before any worker starts or any run row is written.
+c10::Device worker_cuda_device(int local_rank, int local_workers);
+
 }  // namespace orchestrate

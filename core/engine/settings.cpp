@@ -92,6 +92,7 @@ DimReduceSettings dim_reduce_settings(const Params& p) {
   DimReduceSettings s;
   s.enabled = p.boolean("enabled");
   s.snapshots = p.string("snapshots");
+  s.from_epoch = p.integer("from_epoch");
   s.pca_mat_path = p.string("pca_mat_path");
   s.n_components = p.integer("n_components");
   s.search.rho = p.real("rho");
@@ -99,6 +100,7 @@ DimReduceSettings dim_reduce_settings(const Params& p) {
   s.search.alpha = p.real("alpha");
   s.search.sigma = p.real("sigma");
   s.search.max_search = static_cast<int>(p.integer("line_search_steps"));
+  s.search.safeguarded = p.string("rule") == "safeguarded";
   return s;
 }
 
@@ -115,6 +117,20 @@ void check_dim_reduce(const Settings& s, const std::string& recipe_path) {
   if (s.compression.plugin != "none")
     throw RecipeError(where + "gradient compression (" + s.compression.plugin +
                       ") is not supported in stage 2; remove [gradient_compression]");
+  if (s.dim_reduce.from_epoch > 1) {
+    const std::string both = recipe_path + ": [dim_reduce] from_epoch = " + std::to_string(s.dim_reduce.from_epoch);
+    if (s.dim_reduce.from_epoch > s.run.epochs)
+      throw RecipeError(both + " is after the last epoch ([run] epochs = " + std::to_string(s.run.epochs) +
+                        "); stage 2 would never start: raise [run] epochs or lower from_epoch");
+    if (s.dim_reduce.snapshots.empty() && !s.snapshots.policy.enabled())
+      throw RecipeError(both + " computes its PCA from this run's stage-1 snapshots, and [snapshots] saves none; "
+                        "set [snapshots] every_steps or every_epochs (and from_epoch before " +
+                        std::to_string(s.dim_reduce.from_epoch) + ")");
+    if (s.dim_reduce.snapshots.empty() && s.snapshots.policy.from_epoch >= s.dim_reduce.from_epoch)
+      throw RecipeError(both + " but [snapshots] from_epoch = " + std::to_string(s.snapshots.policy.from_epoch) +
+                        ": stage 1 would save no snapshot before stage 2 starts; set [snapshots] from_epoch below " +
+                        std::to_string(s.dim_reduce.from_epoch));
+  }
 }
 
 }  // namespace

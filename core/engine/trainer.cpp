@@ -72,7 +72,9 @@ class TrainingRun {
       for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
     if (c.compressor) exchange_ = std::make_unique<CompressedGradientExchange>(collective_, parameters_);
     hooks_.set_printer([this](const std::string& line) { progress_.message(line); });
-    set_up_dim_reduce(options, resume != nullptr);  // before a resume restores its state
+    // Before a resume restores its state: stage 2 exists at once when the
+    // checkpoint was taken in it (its state is in the checkpoint).
+    set_up_dim_reduce(options, resume ? std::optional<std::int64_t>(resume->step) : std::nullopt);
     if (resume) restore(*resume, options.resume_from);
     if (collective_) {
       // Every rank starts from rank 0's weights (the same seed gives the same
@@ -135,6 +137,7 @@ class TrainingRun {
         eval_due(update_ / U))
       run_eval(update_ / U);
     for (std::int64_t epoch = update_ / U; epoch < c_.epochs && update_ < c_.total_updates; ++epoch) {
+      if (!dim_reduce_ && s_.dim_reduce.enabled && epoch + 1 >= s_.dim_reduce.from_epoch) start_dim_reduce(false);
       train_epoch(epoch);
       if (stopped_ || hooks_.stop_reason()) break;
       if (eval_due(epoch + 1)) run_eval(epoch + 1);
@@ -299,7 +302,10 @@ class TrainingRun {
 
   // [snapshots] and [dim_reduce]: stage 1 saves weight snapshots (rank 0;
   // every rank's weights are the same), stage 2 builds its PCA projection.
-  void set_up_dim_reduce(const TrainOptions& options, bool resuming) {
+  // With from_epoch > 1 (both stages in this run) stage 2 starts at that
+  // epoch, from this run's own snapshots, unless `resumed_at` (a
+  // checkpoint's update) is already past its start.
+  void set_up_dim_reduce(const TrainOptions& options, std::optional<std::int64_t> resumed_at) {
     NamedParameters trainable;
     for (const auto& group : c_.groups)
       for (const auto& parameter : group.parameters) trainable.emplace_back(parameter.name, parameter.tensor);
@@ -313,12 +319,30 @@ class TrainingRun {
       snapshot_parameters_ = trainable;
     }
     if (!s_.dim_reduce.enabled) return;
+    dim_reduce_settings_ = s_.dim_reduce;
+    if (dim_reduce_settings_.snapshots.empty() && s_.snapshots.policy.enabled())
+      dim_reduce_settings_.snapshots = s_.snapshots.dir.empty()
+                                           ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), run_id_)
+                                           : s_.snapshots.dir;
+    dim_reduce_parameters_ = trainable;
+    dim_reduce_pca_path_ = run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors";
+    const std::int64_t stage_two_start = (s_.dim_reduce.from_epoch - 1) * c_.updates_per_epoch;
+    if (!resumed_at) {
+      if (s_.dim_reduce.from_epoch <= 1) start_dim_reduce(false);
+    } else if (*resumed_at > stage_two_start || s_.dim_reduce.from_epoch <= 1) {
+      start_dim_reduce(true);
+    }
+  }
+
+  // Builds stage 2: the PCA (computed, or read back when `resuming`) and the
+  // quasi-Newton state that replaces the optimizer's step from now on.
+  void start_dim_reduce(bool resuming) {
     dim_reduce_ = std::make_unique<DimReduceTraining>(
-        s_.dim_reduce, trainable,
+        dim_reduce_settings_, dim_reduce_parameters_,
         [this](at::Tensor& tensor) {
           if (collective_) collective_->broadcast(tensor);
         },
-        leader_, run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors", resuming,
+        leader_, dim_reduce_pca_path_, resuming,
         [this](const std::string& line) {
           store_.record_event(run_id_, "dim_reduce", line);
           progress_.message(line);
@@ -701,7 +725,10 @@ class TrainingRun {
   std::map<std::string, double> latest_metrics_;  // for checkpoint records
   std::unique_ptr<WeightSnapshots> snapshots_;    // [snapshots], on rank 0
   NamedParameters snapshot_parameters_;
-  std::unique_ptr<DimReduceTraining> dim_reduce_;  // [dim_reduce] enabled
+  std::unique_ptr<DimReduceTraining> dim_reduce_;  // [dim_reduce] enabled, once stage 2 has started
+  DimReduceSettings dim_reduce_settings_;           // with the snapshot directory resolved
+  NamedParameters dim_reduce_parameters_;
+  std::string dim_reduce_pca_path_;                 // where the run saves its PCA matrix
   std::vector<std::pair<std::string, at::Tensor>> dim_reduce_state_;  // see TrainerStateRefs
   at::Tensor dim_reduce_images_, dim_reduce_labels_;  // the update's batch, for the line search
 };

@@ -9,8 +9,9 @@ recipes/fashion_mnist.toml (the ConvNet, Adam, batch 128) and one CPU:
   stage 1     E epochs; from epoch E (its last) a weight snapshot every
               --snapshot-every updates, the newest 40 kept
   stage 2     2 epochs from stage 1's last checkpoint, [dim_reduce] with 32
-              components, once with the seed's line search (3 trial steps)
-              and once with --line-search-steps
+              components: the seed's rule as written (rule = "mindspore",
+              3 trial steps) and the safeguarded rule with 3 and with
+              --line-search-steps trial steps
   plain       the same recipe for E + 2 epochs from scratch: with the same
               seed its first E epochs are stage 1's, so it is stage 1 plus
               2 more epochs of ordinary training (its epoch-E accuracy is
@@ -21,6 +22,7 @@ update against one ordinary update (median step seconds from the run store).
 
 Usage (from the repository root, after scripts/setup and a build):
   python3 scripts/bench/dim_reduce.py [--epochs 2] [--snapshot-every 10] [--line-search-steps 10]
+      [--device cpu|cuda] [--set KEY=VALUE]...
 """
 import argparse
 import os
@@ -77,38 +79,42 @@ def main():
     parser.add_argument("--snapshot-every", type=int, default=10, help="updates between snapshots in epoch E")
     parser.add_argument("--components", type=int, default=32)
     parser.add_argument("--line-search-steps", type=int, default=10)
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    parser.add_argument("--set", action="append", default=[], help="another recipe override, for every run")
     args = parser.parse_args()
 
     recipe = os.path.join(ROOT, "recipes", "fashion_mnist.toml")
     with tempfile.TemporaryDirectory() as tmp:
         db = os.path.join(tmp, "runs.db")
         snapshots = os.path.join(tmp, "snapshots")
-        common = ["run.device=cpu"]
+        common = [f"run.device={args.device}", *args.set]
         _, stage1 = run_orchestrate(args.binary, recipe, db, common + [
             f"run.epochs={args.epochs}", f"snapshots.every_steps={args.snapshot_every}",
             f"snapshots.from_epoch={args.epochs}", "snapshots.keep=40", f"snapshots.dir={snapshots}"])
         start = last_checkpoint(db, stage1)
         _, plain = run_orchestrate(args.binary, recipe, db, common + [f"run.epochs={args.epochs + 2}"])
         stage2 = {}
-        for steps in sorted({3, args.line_search_steps}):
-            _, stage2[steps] = run_orchestrate(args.binary, recipe, db, common + [
+        variants = [("mindspore", 3)] + [("safeguarded", steps) for steps in sorted({3, args.line_search_steps})]
+        for rule, steps in variants:
+            _, stage2[rule, steps] = run_orchestrate(args.binary, recipe, db, common + [
                 "run.epochs=2", f"checkpoint.init_from={start}", "dim_reduce.enabled=true",
                 f"dim_reduce.snapshots={snapshots}", f"dim_reduce.n_components={args.components}",
-                f"dim_reduce.line_search_steps={steps}", f"dim_reduce.pca_mat_path={os.path.join(tmp, 'pca.safetensors')}"])
+                f"dim_reduce.rule={rule}", f"dim_reduce.line_search_steps={steps}",
+                f"dim_reduce.pca_mat_path={os.path.join(tmp, 'pca.safetensors')}"])
 
         def show(label, run):
             print(f"{label:<50} " + "  ".join(f"{a:.4f}" for a in top1_by_epoch(db, run)) + outcome(db, run))
 
-        print(f"Fashion-MNIST, ConvNet, batch 128; top-1 after each epoch")
+        print(f"Fashion-MNIST, ConvNet, batch 128, on {args.device}; top-1 after each epoch")
         show(f"stage 1 ({args.epochs} epochs)", stage1)
         show(f"plain ({args.epochs} + 2 epochs)", plain)
-        for steps, run in stage2.items():
-            show(f"stage 2 (2 epochs, {args.components} components, {steps} trial steps)", run)
+        for (rule, steps), run in stage2.items():
+            show(f"stage 2 ({rule}, {args.components} components, {steps} trial steps)", run)
         plain_s = median_step_s(db, plain)
-        print(f"\nmedian update: ordinary {plain_s * 1000:.1f} ms")
-        for steps, run in stage2.items():
+        print(f"\nmedian update: ordinary {plain_s * 1000:.2f} ms")
+        for (rule, steps), run in stage2.items():
             s = median_step_s(db, run)
-            print(f"               stage 2 ({steps} trial steps) {s * 1000:.1f} ms = {s / plain_s:.2f} x ordinary")
+            print(f"               stage 2 ({rule}, {steps} trial steps) {s * 1000:.2f} ms = {s / plain_s:.2f} x ordinary")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ namespace orchestrate {
 struct DimReduceSettings {
   bool enabled = false;
   std::string snapshots;     // stage 1's snapshot directory
+  std::int64_t from_epoch = 1;  // the epoch (1-based) stage 2 starts at; > 1: stage 1 in the same run before it
   std::string pca_mat_path;  // load when it exists; else computed and saved there ("": the run's artifacts)
   std::int64_t n_components = 32;
   SubspaceDescentSettings search;

@@ -12,6 +12,8 @@ namespace {
 // MindSpore's threshold for a curvature pair worth an update: below it, y.s
 // is noise (or the loss is not locally convex along s) and B is kept.
 constexpr double kMinimumCurvature = 1e-20;
+// The safeguarded rule's test: the cosine of the angle between y and s.
+constexpr double kMinimumCurvatureCosine = 0.01;
 
 }  // namespace
 
@@ -36,7 +38,10 @@ SubspaceDescent::Step SubspaceDescent::step(const at::Tensor& weights, const at:
   if (has_previous_) {
     const auto y = g_k - previous_gradient_;
     const double curvature = at::dot(y, last_step_).item<double>();
-    if (curvature > kMinimumCurvature) {
+    const double threshold = settings_.safeguarded
+                                 ? kMinimumCurvatureCosine * at::norm(y).item<double>() * at::norm(last_step_).item<double>()
+                                 : 0.0;
+    if (curvature > kMinimumCurvature && curvature > threshold) {
       const double r = 1.0 / curvature;
       const auto t = at::eye(g_k.size(0), g_k.options()) - r * at::outer(y, last_step_);
       inverse_hessian_ = at::matmul(at::matmul(t.t(), inverse_hessian_), t) + r * at::outer(last_step_, last_step_);
@@ -62,6 +67,11 @@ SubspaceDescent::Step SubspaceDescent::step(const at::Tensor& weights, const at:
     }
   }
   result.step = scale;
+  if (settings_.safeguarded && !result.accepted) {
+    result.step = scale = 0.0;
+    inverse_hessian_ = at::eye(g_k.size(0), g_k.options());
+    has_previous_ = false;
+  }
 
   residual_momentum_ = settings_.gamma * residual_momentum_ + (g - at::mv(components_.t(), g_k));
   result.weights = weights + scale * direction - settings_.alpha * residual_momentum_;

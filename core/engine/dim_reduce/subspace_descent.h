@@ -21,6 +21,18 @@
 // B starts as the identity and v as zero. f(w + rho^m d) is the loss of the
 // same batch at the trial weights; in a data-parallel job f, g and the
 // trial losses are the mean over ranks, so every rank takes the same step.
+//
+// The safeguarded rule ([dim_reduce] rule = "safeguarded", the default)
+// differs in two places, because the rule above diverged on Fashion-MNIST
+// (NaN after 66 updates): y and s come from different mini-batches, so y.s
+// can be barely positive, r huge and B, and with it d, explode; the failed
+// search then still takes rho^2 of that d. Instead:
+//   - a pair updates B only when y.s > 0.01 |y| |s| (the angle between
+//     them below about 89.4 degrees: real curvature, not noise);
+//   - when no trial passes, the subspace step is 0 (only the residual
+//     momentum moves the weights), B is reset to the identity and the next
+//     update forms no pair: the standard restart of a quasi-Newton method
+//     whose direction stopped descending.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -39,6 +51,7 @@ struct SubspaceDescentSettings {
   double alpha = 0.001; // step along the residual momentum
   double sigma = 0.4;   // sufficient decrease (Armijo) constant
   int max_search = 3;   // line-search trials: steps 1, rho, rho^2
+  bool safeguarded = true;  // false: MindSpore's rule as written (see above)
 };
 
 class SubspaceDescent {
@@ -48,7 +61,7 @@ class SubspaceDescent {
 
   struct Step {
     at::Tensor weights;  // the new weights, [n]
-    double step = 0;     // rho^m
+    double step = 0;     // rho^m (0: the safeguarded rule took no subspace step)
     int trials = 0;      // losses evaluated by the line search
     bool accepted = false;  // a trial met the sufficient-decrease condition
   };

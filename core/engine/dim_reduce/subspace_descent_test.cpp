@@ -69,9 +69,10 @@ TEST(SubspaceDescentTest, TheInverseHessianMeetsTheSecantConditionAfterAnUpdate)
   EXPECT_TRUE(at::allclose(descent.inverse_hessian(), descent.inverse_hessian().t(), 1e-5, 1e-6)) << "symmetric";
 }
 
-TEST(SubspaceDescentTest, AFailedLineSearchTakesTheSmallestStepAndKeepsTheCurvatureUnchanged) {
+TEST(SubspaceDescentTest, MindSporesRuleTakesTheSmallestStepOnAFailedSearchAndKeepsTheCurvature) {
   const auto f = quadratic();
   SubspaceDescentSettings settings = without_residual();
+  settings.safeguarded = false;
   SubspaceDescent descent(f.components, settings);
   int calls = 0;
   const auto w = f.start;
@@ -90,6 +91,45 @@ TEST(SubspaceDescentTest, AFailedLineSearchTakesTheSmallestStepAndKeepsTheCurvat
   descent.step(step.weights, f.gradient(step.weights), f.loss(step.weights),
                [&](const at::Tensor& t) { return f.loss(t); });
   EXPECT_TRUE(at::allclose(descent.inverse_hessian(), at::eye(3)));
+}
+
+TEST(SubspaceDescentTest, TheSafeguardedRuleTakesNoSubspaceStepOnAFailedSearchAndRestarts) {
+  const auto f = quadratic();
+  SubspaceDescent descent(f.components, without_residual());
+  auto loss_at = [&](const at::Tensor& t) { return f.loss(t); };
+  // One accepted update first, so B has learnt a curvature pair.
+  const auto w1 = descent.step(f.start, f.gradient(f.start), f.loss(f.start), loss_at).weights;
+  descent.step(w1, f.gradient(w1), f.loss(w1), loss_at);
+  ASSERT_FALSE(at::allclose(descent.inverse_hessian(), at::eye(3)));
+  const auto w2 = f.start * 0.5;
+  const auto failed = descent.step(w2, f.gradient(w2), f.loss(w2),
+                                   [](const at::Tensor&) { return std::numeric_limits<double>::infinity(); });
+  EXPECT_FALSE(failed.accepted);
+  EXPECT_EQ(failed.trials, 3);
+  EXPECT_EQ(failed.step, 0.0);
+  EXPECT_TRUE(at::equal(failed.weights, w2)) << "no residual step configured, so the weights stay";
+  EXPECT_TRUE(at::allclose(descent.inverse_hessian(), at::eye(3))) << "B restarts from the identity";
+  // The next update forms no pair across the step not taken: B stays I.
+  descent.step(w2, f.gradient(w2), f.loss(w2), loss_at);
+  EXPECT_TRUE(at::allclose(descent.inverse_hessian(), at::eye(3)));
+}
+
+// A pair whose y is nearly orthogonal to s (gradients of two different
+// mini-batches) would make r = 1 / y.s huge; the safeguarded rule skips it.
+TEST(SubspaceDescentTest, TheSafeguardedRuleSkipsACurvaturePairAtANearRightAngle) {
+  const auto components = at::eye(2, at::kFloat);
+  for (const bool safeguarded : {true, false}) {
+    SubspaceDescentSettings settings = without_residual();
+    settings.safeguarded = safeguarded;
+    SubspaceDescent descent(components, settings);
+    const auto loss_at = [](const at::Tensor& t) { return 0.5 * at::dot(t, t).item<double>(); };
+    // g0 = (1, 0): B = I, the step s = -(1, 0) is accepted at m = 0 (f(0) = 0 < 0.5 - 0.4).
+    const auto w0 = at::tensor({1.0f, 0.0f});
+    const auto w1 = descent.step(w0, at::tensor({1.0f, 0.0f}), 0.5, loss_at).weights;
+    // A second gradient whose change y = (-1e-3, 1) is at 89.94 degrees to s.
+    descent.step(w1, at::tensor({0.999f, 1.0f}), 0.5, loss_at);
+    EXPECT_EQ(at::allclose(descent.inverse_hessian(), at::eye(2)), safeguarded) << "safeguarded " << safeguarded;
+  }
 }
 
 // The gradient outside the subspace moves the weights by alpha times its
