@@ -65,6 +65,17 @@ std::string command_line_of(const std::vector<std::string>& arguments) {
   return line;
 }
 
+// What the user typed: the workers of --nproc N run without --nproc (the
+// parent took it), so the job's recorded command line gets it back, and
+// `rerun` starts the same number of workers.
+std::string recorded_command_line(const std::vector<std::string>& arguments) {
+  std::string line = command_line_of(arguments);
+  const LaunchEnvironment launched = read_launch_environment();
+  if (launched.distributed() && launched.launcher == "orchestrate")
+    line += " --nproc " + std::to_string(launched.local_world_size);
+  return line;
+}
+
 // The store a rank other than 0 records into: its own scratch file, removed
 // when the rank ends. Rank 0's store is the job's record; the other ranks take
 // the same steps and their rows would only repeat rank 0's.
@@ -125,7 +136,7 @@ int run_command(const std::vector<std::string>& arguments) {
   if (!parse_options("run", "RECIPE [options]", options, positional, arguments, values)) return 0;
   const int nproc = values["nproc"].as<int>();
   check_nproc(nproc);
-  RunInvocation invocation{command_line_of(arguments), {}};
+  RunInvocation invocation{recorded_command_line(arguments), {}};
   if (values.count("tag")) invocation.tags = parse_tags(values["tag"].as<std::vector<std::string>>());
 
   const auto overrides =

@@ -50,6 +50,7 @@ struct Trained {
   std::vector<EventRecord> events;
   std::string output;
   std::map<std::string, double> metrics;   // final
+  std::string command_line;                // as recorded
 };
 
 Trained train(const ScratchDir& dir, const std::string& name, const std::string& options) {
@@ -64,7 +65,7 @@ Trained train(const ScratchDir& dir, const std::string& name, const std::string&
     return {};
   }
   Trained out{store.step_timings(run->id), store.step_timings(run->id, 1), {}, store.events(run->id), result.output,
-              run->final_metrics};
+              run->final_metrics, store.run_details(*run).command_line};
   out.weights = read_safetensors(dir.file(name) + "/run-1/step-00000012/model.safetensors");
   return out;
 }
@@ -111,6 +112,9 @@ TEST(DataParallel, TwoRanksTakeTheSameStepsAsOneProcessWithTheDoubledBatch) {
   for (const auto& event : job.events)
     described |= event.kind == "data_parallel" && event.message.find("rank 0 of 2 (orchestrate launch, gloo)") == 0;
   EXPECT_TRUE(described) << "no data_parallel event";
+  // The job's command line as typed, so `rerun` starts two workers again.
+  EXPECT_NE(job.command_line.find(" --nproc 2"), std::string::npos) << job.command_line;
+  EXPECT_EQ(single.command_line.find("--nproc"), std::string::npos) << single.command_line;
 }
 
 // With batch_gradients the ranks accumulate locally and all-reduce once per
