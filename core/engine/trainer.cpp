@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <cmath>
 #include <iomanip>
@@ -71,7 +72,15 @@ class TrainingRun {
     for (const auto& group : c.groups)
       for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
     if (c.compressor) exchange_ = std::make_unique<CompressedGradientExchange>(collective_, parameters_);
-    hooks_.set_printer([this](const std::string& line) { progress_.message(line); });
+    // A hook prints what its recipe asked for (a model's statistics), so
+    // --quiet, which drops the progress line, does not drop it.
+    hooks_.set_printer([this, quiet = options.progress == nullptr](const std::string& line) {
+      if (!quiet) {
+        progress_.message(line);
+      } else if (leader_) {
+        std::cerr << line << '\n';
+      }
+    });
     // Before a resume restores its state: stage 2 exists at once when the
     // checkpoint was taken in it (its state is in the checkpoint).
     set_up_dim_reduce(options, resume ? std::optional<std::int64_t>(resume->step) : std::nullopt);

@@ -117,9 +117,10 @@ TEST(HooksTest, LogEveryNStepsPrintsAndRecordsExactlyThatUpdatesLoss) {
 
 TEST(HooksTest, PrintModelStatisticsCountsTheConvNetsParametersAndFlops) {
   ScratchDir dir;
-  // conv1 frozen: its 320 parameters are not trainable.
+  // conv1 frozen: its 320 parameters are not trainable. --quiet drops the
+  // progress line, not what a hook was asked to print.
   const auto ran = run_with(dir, "stats", "[[hooks]]\nplugin = \"print_model_statistics\"\n",
-                            "--set run.max_steps=1 --set 'checkpoint.frozen=[\"conv1.*\"]'");
+                            "--set run.max_steps=1 --set 'checkpoint.frozen=[\"conv1.*\"]' --quiet");
   ASSERT_EQ(ran.result.exit_code, 0) << ran.result.output;
   // Per layer: conv1 1x3x3x32 + 32, conv2 32x3x3x64 + 64, conv3 64x3x3x64 + 64,
   // dense 576x64 + 64, logits 64x10 + 10.
