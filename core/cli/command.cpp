@@ -15,6 +15,8 @@ const std::vector<Command>& commands() {
        "[--nproc N]"},
       {"rerun", "run a recorded run's resolved recipe again, linked to it: orchestrate rerun RUN [run options]"},
       {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors"},
+      {"bench-input",
+       "time the recipe's input pipeline alone (first batch, images/s): orchestrate bench-input RECIPE [--batches N]"},
       {"plugins", "list loaded plugins and their components"},
       {"describe", "show a component's parameters: orchestrate describe KIND NAME"},
       {"runs", "list recorded runs: orchestrate runs [--name GLOB] [--tag k=v] [--sort METRIC] [--format F]"},

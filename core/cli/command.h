@@ -41,6 +41,7 @@ int plot_command(const std::vector<std::string>& arguments);
 int run_command(const std::vector<std::string>& arguments);
 int rerun_command(const std::vector<std::string>& arguments);
 int eval_command(const std::vector<std::string>& arguments);
+int bench_input_command(const std::vector<std::string>& arguments);
 int plugins_command(const std::vector<std::string>& arguments);
 int describe_command(const std::vector<std::string>& arguments);
 int checkpoints_command(const std::vector<std::string>& arguments);

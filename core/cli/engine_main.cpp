@@ -17,6 +17,7 @@ const std::map<std::string, orchestrate::cli::CommandFunction>& engine_commands(
       {"run", run_command},
       {"rerun", rerun_command},
       {"eval", eval_command},
+      {"bench-input", bench_input_command},
       {"plugins", plugins_command},
       {"describe", describe_command},
       {"runs", runs_command},

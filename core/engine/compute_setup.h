@@ -17,7 +17,7 @@ struct ComputeSetup {
   c10::Device device{c10::kCPU};
   int intra_op_threads = 1;
   bool channels_last = false;  // images and 4-d weights in channels_last ([model] memory_format)
-  PipelineOptions pipeline;    // [run] num_workers and prefetch_batches; pinned memory on CUDA
+  PipelineOptions pipeline;    // [run] num_workers, prefetch_batches and cache_mb; pinned memory on CUDA
   // This process's place in a data-parallel job (1 and 0 alone): each rank
   // trains [run] batch_size images of every global batch of world_size x batch_size.
   int world_size = 1;

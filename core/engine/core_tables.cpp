@@ -61,6 +61,14 @@ ParamSchema run_schema() {
                 "Fashion-MNIST on 2 cores); raise it for data that must be decoded")
           .between(0, 64),
       int_param("prefetch_batches", 4, "batches prepared ahead of the training step").between(1, 1024),
+      int_param("shuffle_buffer_size", 0,
+                "for a dataset read as a stream (tfrecord): draw each example from a buffer of this many, read in "
+                "file order (FastNN's shuffle_buffer_size, TF's Dataset.shuffle); 0: a full random permutation")
+          .at_least(0),
+      int_param("cache_mb", 0,
+                "keep decoded examples (before random augmentation) in memory, up to this many MiB per split, so "
+                "later epochs read no files (FastNN's datasets_use_caching); 0: off")
+          .at_least(0),
       int_param("log_every", 50, "read the loss, record train/* metrics and refresh progress every N updates")
           .at_least(1),
       int_param("threads", 0, "intra-op CPU threads for LibTorch; 0: one per core")

@@ -35,7 +35,8 @@ Evaluator::Evaluator(SampleSource source, std::int64_t batch_size, const c10::De
           },
           static_cast<std::int64_t>(
               rank_batches(source.dataset.size(), batch_size, source.rank, source.world_size).size()),
-          rounds, options) {}
+          rounds, options),
+      feeder_(pipeline_, device) {}
 
 EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_across_ranks) {
   const std::int64_t classes = source_.dataset.info().num_classes;
@@ -44,11 +45,10 @@ EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_acro
   at::Tensor loss_sum, top1, top5;
   std::int64_t seen = 0;
   for (std::int64_t i = 0; i < pipeline_.batches_per_epoch(); ++i) {
-    auto batch = pipeline_.next();
+    auto batch = feeder_.next();  // uint8 on the device
     if (!batch) break;
-    // uint8 over the bus; float and normalized on the device.
-    const auto images = source_.preprocessing.finish_batch(batch->images.to(device_, /*non_blocking=*/true));
-    const auto labels = batch->labels.to(device_, /*non_blocking=*/true);
+    const auto images = source_.preprocessing.finish_batch(batch->images);  // float and normalized there
+    const auto& labels = batch->labels;
     const auto logits = forward(images).to(at::kFloat);
     const auto loss = at::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum);
     const auto best = std::get<1>(logits.topk(k, /*dim=*/1));

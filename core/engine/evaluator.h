@@ -9,6 +9,7 @@
 #include <string>
 
 #include "batch_pipeline.h"
+#include "device_batch_feeder.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/model.h"
 #include "precision/autocast_scope.h"
@@ -42,6 +43,7 @@ class Evaluator {
   const SampleSource source_;
   c10::Device device_;
   BatchPipeline pipeline_;
+  DeviceBatchFeeder feeder_;  // reads pipeline_
 };
 
 // One evaluation of `model` as a run evaluates it: eval mode, inference

@@ -16,6 +16,8 @@ RunSettings run_settings(const Params& p) {
   s.batch_size = p.integer("batch_size");
   s.num_workers = static_cast<int>(p.integer("num_workers"));
   s.prefetch_batches = static_cast<int>(p.integer("prefetch_batches"));
+  s.shuffle_buffer_size = p.integer("shuffle_buffer_size");
+  s.cache_mb = p.integer("cache_mb");
   s.log_every = p.integer("log_every");
   s.threads = static_cast<int>(p.integer("threads"));
   s.on_nonfinite = p.string("on_nonfinite") == "skip" ? NonFinitePolicy::skip : NonFinitePolicy::stop;

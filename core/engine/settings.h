@@ -27,6 +27,8 @@ struct RunSettings {
   std::int64_t batch_size = 64;
   int num_workers = 2;
   int prefetch_batches = 4;
+  std::int64_t shuffle_buffer_size = 0;  // > 0: sequential datasets are shuffled through a buffer of this many
+  std::int64_t cache_mb = 0;             // decoded examples kept in memory, per split; 0: none
   std::int64_t log_every = 50;
   int threads = 0;
   NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;

@@ -17,6 +17,7 @@
 #include "components.h"
 #include "compressed_gradient_exchange.h"
 #include "compute_setup.h"
+#include "device_batch_feeder.h"
 #include "durable_file.h"
 #include "epoch_plan.h"
 #include "evaluator.h"
@@ -43,6 +44,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// [run] shuffle_buffer_size when the training set is a stream (DatasetInfo::
+// sequential); a random-access dataset is always fully shuffled, so asking
+// for a buffer there is a mistake the user hears about.
+std::int64_t stream_shuffle_buffer(const Settings& s, const Dataset& train_set) {
+  const std::int64_t size = s.run.shuffle_buffer_size;
+  if (size > 0 && !train_set.info().sequential)
+    throw RecipeError("[run] shuffle_buffer_size = " + std::to_string(size) + ": [data] " + s.data_plugin +
+                      " is read by index and fully shuffled every epoch; a shuffle buffer is for stream datasets "
+                      "(tfrecord); remove the key");
+  return size;
+}
 
 // The state of one training run, so the loop reads as the steps it takes.
 class TrainingRun {
@@ -111,11 +124,16 @@ class TrainingRun {
     // A data-parallel job shuffles as one process with the global batch would,
     // and rank r takes the r-th slice of each global batch: the ranks' shards
     // are disjoint, balanced and together the whole batch.
+    // A stream dataset with [run] shuffle_buffer_size is shuffled as TF's
+    // Dataset.shuffle would, so its files are read nearly front to back.
+    const std::int64_t shuffle_buffer = stream_shuffle_buffer(s, *c.train_set);
     train_pipeline_ = std::make_unique<BatchPipeline>(
         SampleSource{*c.train_set, *c.train_preprocessing, s.run.seed, compute.rank, compute.world_size},
-        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch,
+        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch, shuffle_buffer,
          rank = compute.rank, world = compute.world_size](std::int64_t epoch) {
-          auto batches = shuffled_batches(size, batch * world, seed, epoch, true);
+          auto batches = shuffle_buffer > 0
+                             ? buffer_shuffled_batches(size, shuffle_buffer, batch * world, seed, epoch, true)
+                             : shuffled_batches(size, batch * world, seed, epoch, true);
           batches.resize(static_cast<std::size_t>(per_epoch));
           if (world == 1) return batches;
           BatchIndices shard;
@@ -124,6 +142,7 @@ class TrainingRun {
           return shard;
         },
         per_epoch, c.epochs, compute.pipeline, update_ * c.micro_batches_per_update + resume_micro_);
+    train_feeder_ = std::make_unique<DeviceBatchFeeder>(*train_pipeline_, device_);
     if (c.test_set)
       evaluator_ = std::make_unique<Evaluator>(
           SampleSource{*c.test_set, *c.eval_preprocessing, s.run.seed, compute.rank, compute.world_size},
@@ -213,9 +232,9 @@ class TrainingRun {
   at::Tensor micro_batch(const Batch& batch, StepTiming& timing, bool last) {
     auto t0 = Clock::now();
     // uint8 over the bus, a quarter of float32; converted and normalized on the device.
-    auto images = c_.train_preprocessing->finish_batch(batch.images.to(device_, /*non_blocking=*/true));
+    auto images = c_.train_preprocessing->finish_batch(batch.images);
     if (channels_last_) images = images.contiguous(at::MemoryFormat::ChannelsLast);
-    const auto labels = batch.labels.to(device_, /*non_blocking=*/true);
+    const auto& labels = batch.labels;
     timing.data_wait_s += seconds_between(t0, Clock::now());
     if (dim_reduce_) {  // its line search evaluates this batch again
       dim_reduce_images_ = images;
@@ -425,7 +444,7 @@ class TrainingRun {
           return;
         }
         const auto t0 = Clock::now();
-        auto batch = train_pipeline_->next();
+        auto batch = train_feeder_->next();  // on the device
         timing.data_wait_s += seconds_between(t0, Clock::now());
         if (!batch) throw Error("the data pipeline ended early at update " + std::to_string(update_) + " (a bug)");
         const auto loss = micro_batch(*batch, timing, m == M - 1);
@@ -715,6 +734,7 @@ class TrainingRun {
   bool agreed_time_checkpoint_ = false;
   std::vector<StepTiming> rank_rows_;  // ranks 1..: written since the last gather_rank_rows
   std::unique_ptr<BatchPipeline> train_pipeline_;
+  std::unique_ptr<DeviceBatchFeeder> train_feeder_;  // reads train_pipeline_, so destroyed first
   std::unique_ptr<Evaluator> evaluator_;
   std::vector<at::Tensor> parameters_;
   std::map<std::string, at::Tensor> wrapper_metrics_;

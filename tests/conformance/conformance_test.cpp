@@ -236,6 +236,11 @@ TEST_P(DatasetConformance, DefaultsBuildBothSplitsWhoseExamplesMatchInfo) {
       EXPECT_GE(example.label, 0);
       EXPECT_LT(example.label, info.num_classes);
       expect_examples_equal(dataset->example(request_for(index)), example);  // the same every time
+      // ... and in every epoch, whatever the seed: the pipeline's cache ([run] cache_mb) keeps it.
+      auto later = request_for(index);
+      later.epoch = 3;
+      later.seed = 0x5eedULL;
+      expect_examples_equal(dataset->example(later), example);
     }
     EXPECT_THROW(dataset->example(request_for(size)), std::out_of_range);
     EXPECT_THROW(dataset->example(request_for(-1)), std::out_of_range);

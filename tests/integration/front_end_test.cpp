@@ -27,7 +27,7 @@ TEST(FrontEnd, LinksNeitherLibTorchNorTheSdkLibrary) {
 TEST(FrontEnd, HelpListsTheEngineCommandsToo) {
   const auto help = run_orchestrate("--help");
   ASSERT_EQ(help.exit_code, 0);
-  for (const char* command : {"run", "rerun", "eval", "plugins", "describe", "runs", "show", "compare", "report",
+  for (const char* command : {"run", "rerun", "eval", "bench-input", "plugins", "describe", "runs", "show", "compare", "report",
                               "plot", "checkpoints", "weights", "export", "predict"})
     EXPECT_NE(help.output.find("\n  " + std::string(command) + " "), std::string::npos) << command << help.output;
 }

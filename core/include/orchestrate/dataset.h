@@ -25,6 +25,11 @@ struct DatasetInfo {
   std::int64_t width = 0;
   std::int64_t num_classes = 0;
   std::vector<std::string> class_names;  // may be empty
+  // Examples are cheapest read in index order (a record stream such as
+  // TFRecord files). The host may then shuffle through a buffer ([run]
+  // shuffle_buffer_size) instead of a full permutation, so the reads stay
+  // near the stream's position.
+  bool sequential = false;
 };
 
 // What the host asks for, per example. The seed is the only randomness a
@@ -62,7 +67,8 @@ class ORCHESTRATE_API Dataset {
   virtual std::int64_t size() const = 0;
   // The example at request.index. Called from several pipeline threads at
   // once, so it must be safe to call concurrently; an index outside
-  // [0, size()) throws std::out_of_range.
+  // [0, size()) throws std::out_of_range. The same index gives the same
+  // example in every epoch (the host may keep it: [run] cache_mb).
   virtual Example example(const SampleRequest& request) const = 0;
 };
 

@@ -119,7 +119,10 @@ class TfRecordDataset final : public orchestrate::Dataset {
       index_.records.resize(static_cast<std::size_t>(limit));
   }
 
-  DatasetInfo info() const override { return {rules_.channels, height_, width_, num_classes_, class_names_}; }
+  // A stream format: the host may read it nearly in file order through a shuffle buffer.
+  DatasetInfo info() const override {
+    return {rules_.channels, height_, width_, num_classes_, class_names_, /*sequential=*/true};
+  }
 
   std::int64_t size() const override { return static_cast<std::int64_t>(index_.records.size()); }
 
