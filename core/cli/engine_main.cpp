@@ -19,6 +19,7 @@ const std::map<std::string, orchestrate::cli::CommandFunction>& engine_commands(
       {"eval", eval_command},
       {"plugins", plugins_command},
       {"describe", describe_command},
+      {"recipes", recipes_command},
       {"runs", runs_command},
       {"show", show_command},
       {"compare", compare_command},

@@ -1,0 +1,80 @@
+// The shipped recipes as a user meets them: `orchestrate recipes` lists them
+// with their descriptions, `orchestrate run NAME` finds one by name, and a
+// recipe whose user-provided data is missing says what it expects in one
+// line, before any run is recorded.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "command_runner.h"
+
+namespace orchestrate::testing {
+namespace {
+
+std::string first_comment(const std::filesystem::path& recipe) {
+  std::ifstream in(recipe);
+  std::string line;
+  std::getline(in, line);
+  return line.rfind("# ", 0) == 0 ? line.substr(2) : "";
+}
+
+TEST(ShippedRecipes, RecipesListsEveryRecipeWithItsFirstCommentLine) {
+  const auto listed = run_orchestrate("recipes");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes")) {
+    if (entry.path().extension() != ".toml") continue;
+    ++count;
+    const std::string description = first_comment(entry.path());
+    EXPECT_FALSE(description.empty()) << entry.path() << " has no one-line description on its first line";
+    EXPECT_NE(listed.output.find(entry.path().stem().string() + "  "), std::string::npos) << listed.output;
+    EXPECT_NE(listed.output.find(description), std::string::npos) << listed.output;
+  }
+  EXPECT_GE(count, 13);
+  const auto json = run_orchestrate("recipes --format json");
+  EXPECT_NE(json.output.find("\"name\": \"resnet50_32k_lars\",\n    \"description\": \"ResNet-50 on ImageNet"),
+            std::string::npos)
+      << json.output;
+}
+
+// A pure query: the front end answers it alone, from <prefix>/share/orchestrate/recipes.
+TEST(ShippedRecipes, TheFrontEndListsThemWithoutTheEngineFromItsOwnPrefix) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir.path() / "bin");
+  std::filesystem::create_directories(dir.path() / "share" / "orchestrate" / "recipes");
+  std::filesystem::copy_file(ORCHESTRATE_BIN, dir.path() / "bin" / "orchestrate");
+  dir.write("share/orchestrate/recipes/tiny.toml", "# A tiny recipe.\nschema_version = 1\n");
+  dir.write("share/orchestrate/recipes/notes.txt", "# not a recipe\n");
+  const auto listed = run_shell((dir.path() / "bin" / "orchestrate").string() + " recipes");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("tiny  A tiny recipe."), std::string::npos) << listed.output;
+  EXPECT_EQ(listed.output.find("notes"), std::string::npos) << listed.output;
+}
+
+TEST(ShippedRecipes, RunTakesAShippedRecipeByNameAndSmokeChangesOnlyWhatItSays) {
+  const auto dry = run_orchestrate("run resnet50_dgc --smoke --dry-run");
+  ASSERT_EQ(dry.exit_code, 0) << dry.output;
+  // Replaced: the data and the run's length; kept: the recipe's components.
+  for (const char* expected : {"plugin = \"mock\"", "num_classes = 1000", "height = 64", "max_steps = 2",
+                               "plugin = \"dgc\"", "plugin = \"strategy\"", "stages = \"5:0.001->0.4,30:0.4",
+                               "plugin = \"resnet_v1\"", "depth = 50", "smoke: [data] tfrecord -> mock: 1000 classes"})
+    EXPECT_NE(dry.output.find(expected), std::string::npos) << expected << "\n" << dry.output;
+}
+
+TEST(ShippedRecipes, MissingImageNetIsOneLineSayingWhatTheRecipeExpectsAndRecordsNothing) {
+  ScratchDir dir;
+  const std::string db = dir.file("orchestrate.db");
+  const auto run = run_orchestrate("run resnet50_32k_lars --db " + db + " --set data.dir=" + dir.file("imagenet"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.output.rfind("orchestrate: error: ", 0), 0u) << run.output;
+  EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line:\n" << run.output;
+  for (const char* expected : {"[data] tfrecord: dir \"", "is not a directory", "--set data.dir=DIR",
+                               "scripts/convert_dataset tfrecord", "(this recipe expects ImageNet (ILSVRC-2012) as TFRecord files: DIR/train-00000-of-01024"})
+    EXPECT_NE(run.output.find(expected), std::string::npos) << expected << "\n" << run.output;
+  EXPECT_FALSE(std::filesystem::exists(db)) << "a run store was written";
+}
+
+}  // namespace
+}  // namespace orchestrate::testing
