@@ -247,49 +247,48 @@ void SmokeOverrides::apply(toml::table& root) {
   notes_.push_back(join(redirected) + " go to " + scratch_dir_ + " (removed when the run finishes)");
   if (run) notes_.push_back("[run] threads = 1: two-image batches gain nothing from more");
 
-  // Weights the recipe starts from that are not here: the model's own initial ones stand in.
-  std::error_code error;
+  // Weights the recipe starts from: the model's own initial ones stand in,
+  // whether the file is here or not, since a smoke run's model (mock data's
+  // channels and classes) may not fit the real ones, and a smoke run reads
+  // none of the user's files.
   const std::string init_from = string_of(checkpoint, "init_from");
-  if (!init_from.empty() && !fs::exists(init_from, error)) {
+  if (!init_from.empty()) {
     if (probed.model) {
       const fs::path stand_in = scratch / "initial_weights.safetensors";
       fs::create_directories(scratch);
       write_safetensors(stand_in.string(), model_state(*probed.model));
       checkpoint->insert_or_assign("init_from", stand_in.string());
-      notes_.push_back("init_from \"" + init_from + "\" does not exist: loading the model's own initial weights from " +
-                       stand_in.string() + " instead, so exclude, strict and frozen still run (on weights that are "
-                       "not the pretrained ones)");
+      notes_.push_back("init_from \"" + init_from + "\" is not read: the model's own initial weights stand in (" +
+                       stand_in.string() + "), so exclude, strict and frozen still run, on weights that are not "
+                       "the pretrained ones");
     } else {
       checkpoint->erase("init_from");
       checkpoint->erase("exclude");
-      notes_.push_back("init_from \"" + init_from + "\" does not exist and the model could not be built to stand in (" +
+      notes_.push_back("init_from \"" + init_from + "\" is not read, and the model could not be built to stand in (" +
                        probed.refusal + "): starting without it");
     }
   }
 
-  // Stage 2 of dimension-reduce training without stage 1's snapshots: stand-ins.
+  // Stage 2 of dimension-reduce training: stand-ins for stage 1's snapshots
+  // and for a saved PCA matrix, for the same reasons.
   toml::table* dim_reduce = table_of(root, "dim_reduce");
-  if (dim_reduce && dim_reduce->get("enabled") && dim_reduce->get("enabled")->value_or(false)) {
-    const std::string pca = string_of(dim_reduce, "pca_mat_path");
-    if (!pca.empty() && !fs::exists(pca, error))
-      dim_reduce->insert_or_assign("pca_mat_path", (scratch / "pca_mat.safetensors").string());
-    const std::string snapshots = string_of(dim_reduce, "snapshots");
-    if (!snapshots.empty() && !fs::is_directory(snapshots, error) && probed.model) {
-      const fs::path stand_ins = scratch / "stage1_snapshots";
-      WeightSnapshots writer({1, 0, 1, 0}, stand_ins.string());
-      at::NoGradGuard no_grad;
-      for (std::int64_t step = 1; step <= kStandInSnapshots; ++step) {
-        NamedParameters parameters;
-        for (const auto& item : probed.model->named_parameters(/*recurse=*/true))
-          parameters.emplace_back(item.key(), item.value() + 0.01 * at::randn_like(item.value()));
-        writer.save(parameters, step, 1);
-      }
-      dim_reduce->insert_or_assign("snapshots", stand_ins.string());
-      dim_reduce->insert_or_assign("n_components", kStandInSnapshots - 1);
-      notes_.push_back("[dim_reduce] snapshots \"" + snapshots + "\" do not exist: " +
-                       std::to_string(kStandInSnapshots) + " snapshots of the initial weights plus noise stand in (" +
-                       stand_ins.string() + "), n_components = " + std::to_string(kStandInSnapshots - 1));
+  if (dim_reduce && dim_reduce->get("enabled") && dim_reduce->get("enabled")->value_or(false) && probed.model) {
+    const fs::path stand_ins = scratch / "stage1_snapshots";
+    WeightSnapshots writer({1, 0, 1, 0}, stand_ins.string());
+    at::NoGradGuard no_grad;
+    for (std::int64_t step = 1; step <= kStandInSnapshots; ++step) {
+      NamedParameters parameters;
+      for (const auto& item : probed.model->named_parameters(/*recurse=*/true))
+        parameters.emplace_back(item.key(), item.value() + 0.01 * at::randn_like(item.value()));
+      writer.save(parameters, step, 1);
     }
+    notes_.push_back("[dim_reduce] snapshots \"" + string_of(dim_reduce, "snapshots") + "\" are not read: " +
+                     std::to_string(kStandInSnapshots) + " snapshots of the initial weights plus noise stand in (" +
+                     stand_ins.string() + "), n_components = " + std::to_string(kStandInSnapshots - 1) +
+                     ", the PCA matrix computed from them");
+    dim_reduce->insert_or_assign("snapshots", stand_ins.string());
+    dim_reduce->insert_or_assign("pca_mat_path", (scratch / "pca_mat.safetensors").string());
+    dim_reduce->insert_or_assign("n_components", kStandInSnapshots - 1);
   }
 }
 

@@ -11,12 +11,13 @@
 // [run] takes 2 updates of 2 images on one intra-op thread, logging each;
 // [eval] 2 batches of 2; checkpoints, exports, snapshots and PCA matrices go
 // to a scratch directory; fp16 becomes fp32 off CUDA (the CPU's fp16 has no
-// fast kernels). An
-// init_from that does not exist is replaced by the model's own initial
-// weights, written to the scratch directory, so loading (exclude, strict,
-// frozen) still runs, on weights that are not the pretrained ones; a stage 2
-// of dimension-reduce training without its stage 1 snapshots gets three
-// snapshots of those weights plus noise, and 2 components.
+// fast kernels). A smoke run reads
+// none of the user's files, which may not fit its model: init_from becomes
+// the model's own initial weights, written to the scratch directory, so
+// loading (exclude, strict, frozen) still runs, on weights that are not the
+// pretrained ones; a stage 2 of dimension-reduce training gets three
+// snapshots of those weights plus noise for stage 1's, 2 components, and
+// computes its PCA matrix.
 // Kept: the model, the optimizer and its wrappers and groups, the schedule,
 // precision where it runs, the gradient compression, the hooks, every
 // checkpoint rule but the directory.

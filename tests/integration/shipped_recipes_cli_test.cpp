@@ -61,6 +61,14 @@ TEST(ShippedRecipes, RunTakesAShippedRecipeByNameAndSmokeChangesOnlyWhatItSays) 
                                "plugin = \"dgc\"", "plugin = \"strategy\"", "stages = \"5:0.001->0.4,30:0.4",
                                "plugin = \"resnet_v1\"", "depth = 50", "smoke: [data] tfrecord -> mock: 1000 classes"})
     EXPECT_NE(dry.output.find(expected), std::string::npos) << expected << "\n" << dry.output;
+
+  // Transfer learning: the exclusions stay, the pretrained file (absent here) is not read.
+  const auto transfer = run_orchestrate("run flowers_transfer --smoke --dry-run");
+  ASSERT_EQ(transfer.exit_code, 0) << transfer.output;
+  for (const char* expected : {"exclude = [\"@logits\"]", "/initial_weights.safetensors\"", "loss_scale = 1024.0",
+                               "smoke: init_from \"resnet50.safetensors\" is not read: the model's own initial weights "
+                               "stand in", "dir = \"", "/serving\"", "num_classes = 5"})
+    EXPECT_NE(transfer.output.find(expected), std::string::npos) << expected << "\n" << transfer.output;
 }
 
 TEST(ShippedRecipes, MissingImageNetIsOneLineSayingWhatTheRecipeExpectsAndRecordsNothing) {
