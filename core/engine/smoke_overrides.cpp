@@ -112,61 +112,75 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
-SmokeOverrides::SmokeOverrides(const Registry& registry, std::string scratch_dir)
-    : registry_(registry), scratch_dir_(std::move(scratch_dir)) {}
+namespace {
 
-void SmokeOverrides::apply(toml::table& root) {
-  const fs::path scratch(scratch_dir_);
-  toml::table* run = ensure_table(root, "run");
+// What the recipe's data would give the model: its class count and channels.
+struct DeclaredData {
+  std::string plugin;
+  std::int64_t classes = kFallbackClasses;
+  std::int64_t channels = 3;
+};
 
-  // What the recipe's data would be: its class count and channels.
+DeclaredData declared_data(toml::table& root, const Registry& registry, std::vector<std::string>& notes) {
   toml::table* data = table_of(root, "data");
-  const std::string data_plugin = string_of(data, "plugin");
-  Params data_params;
-  if (registry_.datasets().contains(data_plugin))
-    data_params = unvalidated_params(registry_.datasets().get(data_plugin).info.schema, data);
-  std::int64_t classes = integer_param(data_params, "num_classes", 0);
+  DeclaredData declared;
+  declared.plugin = string_of(data, "plugin");
+  Params params;
+  if (registry.datasets().contains(declared.plugin))
+    params = unvalidated_params(registry.datasets().get(declared.plugin).info.schema, data);
+  std::int64_t classes = integer_param(params, "num_classes", 0);
   for (const char* list : {"class_names", "classes"})
     if (classes < 2) classes = array_size(data, list);
-  if (classes < 2) {
-    classes = kFallbackClasses;
-    notes_.push_back("[data] declares no class count (num_classes, class_names or classes): " +
-                     std::to_string(classes) + " classes");
-  }
-  const std::int64_t channels = integer_param(data_params, "channels", 3);
+  if (classes >= 2)
+    declared.classes = classes;
+  else
+    notes.push_back("[data] declares no class count (num_classes, class_names or classes): " +
+                    std::to_string(declared.classes) + " classes");
+  declared.channels = integer_param(params, "channels", 3);
+  return declared;
+}
 
-  // The model at the smallest side it accepts; kept, as it may stand in for missing weights.
-  toml::table* model_table = table_of(root, "model");
-  const std::string model_plugin = string_of(model_table, "plugin");
-  ProbedModel probed;
-  if (registry_.models().contains(model_plugin)) {
-    const toml::node* seed_node = run ? run->get("seed") : nullptr;
-    const std::int64_t seed = seed_node ? seed_node->value_or<std::int64_t>(42) : 42;
-    at::manual_seed(static_cast<std::uint64_t>(seed));  // the same stand-in weights on every rank
-    probed = smallest_accepted(registry_.models().get(model_plugin).create,
-                               unvalidated_params(registry_.models().get(model_plugin).info.schema, model_table),
-                               channels, classes);
-  }
-  const std::int64_t side = probed.side;
+// The recipe's model at the smallest smoke side it accepts, seeded by the
+// recipe's seed so that every rank of a job makes the same stand-in weights.
+ProbedModel probe_model(toml::table& root, const Registry& registry, const DeclaredData& data) {
+  toml::table* model = table_of(root, "model");
+  const std::string plugin = string_of(model, "plugin");
+  if (!registry.models().contains(plugin)) return {};  // validation names the problem
+  const toml::table* run = table_of(root, "run");
+  const toml::node* seed = run ? run->get("seed") : nullptr;
+  at::manual_seed(static_cast<std::uint64_t>(seed ? seed->value_or<std::int64_t>(42) : 42));
+  const auto& entry = registry.models().get(plugin);
+  return smallest_accepted(entry.create, unvalidated_params(entry.info.schema, model), data.channels, data.classes);
+}
 
-  // Updates of kBatch images, each of as many micro-batches as the wrappers accumulate.
+// Micro-batches per update: the product of what the wrappers accumulate.
+std::int64_t micro_batches_per_update(toml::table& root, const Registry& registry) {
   std::int64_t micro_batches = 1;
-  if (toml::table* optimizer = table_of(root, "optimizer"))
-    if (toml::array* wrappers = (*optimizer)["wrappers"].as_array())
-      for (auto& entry : *wrappers) {
-        const std::string plugin = string_of(entry.as_table(), "plugin");
-        if (!registry_.optimizer_wrappers().contains(plugin)) continue;
-        const auto& wrapper = registry_.optimizer_wrappers().get(plugin);
-        if (!wrapper.meta.micro_batches) continue;
-        try {
-          micro_batches *= std::max<std::int64_t>(
-              1, wrapper.meta.micro_batches(unvalidated_params(wrapper.info.schema, entry.as_table())));
-        } catch (const std::exception&) {
-          // a required key missing: validation says so
-        }
-      }
+  toml::table* optimizer = table_of(root, "optimizer");
+  toml::array* wrappers = optimizer ? (*optimizer)["wrappers"].as_array() : nullptr;
+  if (!wrappers) return micro_batches;
+  for (auto& entry : *wrappers) {
+    const std::string plugin = string_of(entry.as_table(), "plugin");
+    if (!registry.optimizer_wrappers().contains(plugin)) continue;
+    const auto& wrapper = registry.optimizer_wrappers().get(plugin);
+    if (!wrapper.meta.micro_batches) continue;
+    try {
+      micro_batches *= std::max<std::int64_t>(
+          1, wrapper.meta.micro_batches(unvalidated_params(wrapper.info.schema, entry.as_table())));
+    } catch (const std::exception&) {
+      // a required key missing: validation says so
+    }
+  }
+  return micro_batches;
+}
 
-  if (run) {
+// [run], [data], [eval] and [preprocessing]: kUpdates updates of kBatch
+// mock images at `side`, evaluation on kEvalBatches batches.
+void shrink_run_and_data(toml::table& root, const Registry& registry, const DeclaredData& data,
+                         const ProbedModel& probed, std::vector<std::string>& notes) {
+  const std::int64_t side = probed.side;
+  const std::int64_t micro_batches = micro_batches_per_update(root, registry);
+  if (toml::table* run = ensure_table(root, "run")) {
     // One intra-op thread: on 2-image batches a second one costs more in
     // waiting than it gains (ResNet-50's update took 6x longer with 2 threads
     // on the busy 2-core CI machine).
@@ -177,55 +191,57 @@ void SmokeOverrides::apply(toml::table& root) {
     run->insert_or_assign("log_every", 1);
   }
   root.insert_or_assign("data", toml::table{{"plugin", "mock"},
-                                            {"num_classes", classes},
-                                            {"channels", channels},
+                                            {"num_classes", data.classes},
+                                            {"channels", data.channels},
                                             {"height", side},
                                             {"width", side},
                                             {"train_size", kBatch * micro_batches * kUpdates},
                                             {"test_size", kBatch * kEvalBatches}});
-  notes_.push_back("[data] " + (data_plugin.empty() ? std::string("(none)") : data_plugin) + " -> mock: " +
-                   std::to_string(classes) + " classes, " + std::to_string(channels) + " channels, " +
-                   std::to_string(side) + "x" + std::to_string(side) + " images" +
-                   (probed.model ? " (the first side of 64, 75, 96, ... that " + model_plugin + " takes)"
-                                 : std::string()) +
-                   "; " +
-                   std::to_string(kUpdates) + " updates of " + std::to_string(kBatch) + " images" +
-                   (micro_batches > 1 ? " x " + std::to_string(micro_batches) + " micro-batches" : std::string()) +
-                   ", evaluation on " + std::to_string(kEvalBatches) + " batches");
   if (toml::table* eval = ensure_table(root, "eval")) eval->insert_or_assign("batch_size", kBatch);
-
   if (toml::table* preprocessing = table_of(root, "preprocessing")) {
     const std::string plugin = string_of(preprocessing, "plugin");
-    if (registry_.preprocessing().contains(plugin)) {
-      const auto& schema = registry_.preprocessing().get(plugin).info.schema;
+    if (registry.preprocessing().contains(plugin)) {
+      const auto& schema = registry.preprocessing().get(plugin).info.schema;
       if (schema.find("size")) preprocessing->insert_or_assign("size", side);
       if (schema.find("resize_size")) preprocessing->insert_or_assign("resize_size", 0);  // straight to `size`
     }
   }
+  const std::string model = string_of(table_of(root, "model"), "plugin");
+  notes.push_back("[data] " + (data.plugin.empty() ? std::string("(none)") : data.plugin) + " -> mock: " +
+                  std::to_string(data.classes) + " classes, " + std::to_string(data.channels) + " channels, " +
+                  std::to_string(side) + "x" + std::to_string(side) + " images" +
+                  (probed.model ? " (the first side of 64, 75, 96, ... that " + model + " takes)" : std::string()) +
+                  "; " + std::to_string(kUpdates) + " updates of " + std::to_string(kBatch) + " images" +
+                  (micro_batches > 1 ? " x " + std::to_string(micro_batches) + " micro-batches" : std::string()) +
+                  ", evaluation on " + std::to_string(kEvalBatches) + " batches");
+  notes.push_back("[run] threads = 1: two-image batches gain nothing from more");
+}
 
-  // fp16 stays on CUDA, loss scaling included. The CPU runs fp16 autocast
-  // but without fast kernels: a ResNet-50 update took 8x as long as in fp32
-  // (3.8 s against 0.45 s for 2 images), too slow for a smoke run.
-  if (toml::table* precision = table_of(root, "precision"); precision && string_of(precision, "mode") == "fp16") {
-    try {
-      const c10::Device device = select_device(string_of(run, "device", "auto"));
-      std::optional<std::string> why = AutocastScope::unsupported_reason(device.type(), PrecisionMode::fp16);
-      if (!why && !device.is_cuda())
-        why = "fp16 autocast on " + device.str() + " has no fast kernels (8x slower than fp32 here), so the loss "
-              "scaling is not exercised; a CUDA device keeps fp16";
-      if (why) {
-        precision->insert_or_assign("mode", "fp32");
-        notes_.push_back("[precision] fp16 -> fp32: " + *why);
-      }
-    } catch (const std::exception&) {
-      // device = "cuda" without one: the run reports it
-    }
+// fp16 stays on CUDA, loss scaling included. The CPU runs fp16 autocast but
+// without fast kernels: a ResNet-50 update took 8x as long as in fp32 (3.8 s
+// against 0.45 s for 2 images), too slow for a smoke run.
+void keep_precision_that_runs_fast(toml::table& root, std::vector<std::string>& notes) {
+  toml::table* precision = table_of(root, "precision");
+  if (!precision || string_of(precision, "mode") != "fp16") return;
+  try {
+    const c10::Device device = select_device(string_of(table_of(root, "run"), "device", "auto"));
+    std::optional<std::string> why = AutocastScope::unsupported_reason(device.type(), PrecisionMode::fp16);
+    if (!why && !device.is_cuda())
+      why = "fp16 autocast on " + device.str() + " has no fast kernels (8x slower than fp32 here), so the loss "
+            "scaling is not exercised; a CUDA device keeps fp16";
+    if (!why) return;
+    precision->insert_or_assign("mode", "fp32");
+    notes.push_back("[precision] fp16 -> fp32: " + *why);
+  } catch (const std::exception&) {
+    // device = "cuda" without one: the run reports it
   }
+}
 
-  // Files the run writes go to the scratch directory.
+// Checkpoints, the serving export and weight snapshots go to the scratch directory.
+void redirect_files(toml::table& root, const fs::path& scratch, std::vector<std::string>& notes) {
   std::vector<std::string> redirected{"checkpoints"};
-  toml::table* checkpoint = ensure_table(root, "checkpoint");
-  if (checkpoint) checkpoint->insert_or_assign("dir", (scratch / "checkpoints").string());
+  if (toml::table* checkpoint = ensure_table(root, "checkpoint"))
+    checkpoint->insert_or_assign("dir", (scratch / "checkpoints").string());
   if (toml::table* export_table = table_of(root, "export"); export_table && !string_of(export_table, "dir").empty()) {
     export_table->insert_or_assign("dir", (scratch / "serving").string());
     redirected.push_back("serving export");
@@ -236,60 +252,77 @@ void SmokeOverrides::apply(toml::table& root) {
       const toml::node* node = snapshots->get(key);
       return node ? node->value_or<std::int64_t>(0) : std::int64_t{0};
     };
-    const bool on = cadence("every_steps") > 0 || cadence("every_epochs") > 0;
-    if (on) {  // every update of the smoke run, so that some are written
+    if (cadence("every_steps") > 0 || cadence("every_epochs") > 0) {  // every update, so that some are written
       snapshots->insert_or_assign("every_steps", 1);
       snapshots->insert_or_assign("every_epochs", 0);
       snapshots->insert_or_assign("from_epoch", 1);
     }
     redirected.push_back("weight snapshots");
   }
-  notes_.push_back(join(redirected) + " go to " + scratch_dir_ + " (removed when the run finishes)");
-  if (run) notes_.push_back("[run] threads = 1: two-image batches gain nothing from more");
+  notes.push_back(join(redirected) + " go to " + scratch.string() + " (removed when the run finishes)");
+}
 
-  // Weights the recipe starts from: the model's own initial ones stand in,
-  // whether the file is here or not, since a smoke run's model (mock data's
-  // channels and classes) may not fit the real ones, and a smoke run reads
-  // none of the user's files.
+// Weights the recipe starts from: the model's own initial ones stand in,
+// whether the file is here or not, since a smoke run's model (mock data's
+// channels and classes) may not fit the real ones.
+void stand_in_initial_weights(toml::table& root, const ProbedModel& probed, const fs::path& scratch,
+                              std::vector<std::string>& notes) {
+  toml::table* checkpoint = table_of(root, "checkpoint");
   const std::string init_from = string_of(checkpoint, "init_from");
-  if (!init_from.empty()) {
-    if (probed.model) {
-      const fs::path stand_in = scratch / "initial_weights.safetensors";
-      fs::create_directories(scratch);
-      write_safetensors(stand_in.string(), model_state(*probed.model));
-      checkpoint->insert_or_assign("init_from", stand_in.string());
-      notes_.push_back("init_from \"" + init_from + "\" is not read: the model's own initial weights stand in (" +
-                       stand_in.string() + "), so exclude, strict and frozen still run, on weights that are not "
-                       "the pretrained ones");
-    } else {
-      checkpoint->erase("init_from");
-      checkpoint->erase("exclude");
-      notes_.push_back("init_from \"" + init_from + "\" is not read, and the model could not be built to stand in (" +
-                       probed.refusal + "): starting without it");
-    }
+  if (init_from.empty()) return;
+  if (!probed.model) {
+    checkpoint->erase("init_from");
+    checkpoint->erase("exclude");
+    notes.push_back("init_from \"" + init_from + "\" is not read, and the model could not be built to stand in (" +
+                    probed.refusal + "): starting without it");
+    return;
   }
+  const fs::path stand_in = scratch / "initial_weights.safetensors";
+  fs::create_directories(scratch);
+  write_safetensors(stand_in.string(), model_state(*probed.model));
+  checkpoint->insert_or_assign("init_from", stand_in.string());
+  notes.push_back("init_from \"" + init_from + "\" is not read: the model's own initial weights stand in (" +
+                  stand_in.string() + "), so exclude, strict and frozen still run, on weights that are not the "
+                  "pretrained ones");
+}
 
-  // Stage 2 of dimension-reduce training: stand-ins for stage 1's snapshots
-  // and for a saved PCA matrix, for the same reasons.
+// Stage 2 of dimension-reduce training: stand-ins for stage 1's snapshots
+// (the initial weights plus noise) and a PCA matrix computed from them.
+void stand_in_snapshots(toml::table& root, const ProbedModel& probed, const fs::path& scratch,
+                        std::vector<std::string>& notes) {
   toml::table* dim_reduce = table_of(root, "dim_reduce");
-  if (dim_reduce && dim_reduce->get("enabled") && dim_reduce->get("enabled")->value_or(false) && probed.model) {
-    const fs::path stand_ins = scratch / "stage1_snapshots";
-    WeightSnapshots writer({1, 0, 1, 0}, stand_ins.string());
-    at::NoGradGuard no_grad;
-    for (std::int64_t step = 1; step <= kStandInSnapshots; ++step) {
-      NamedParameters parameters;
-      for (const auto& item : probed.model->named_parameters(/*recurse=*/true))
-        parameters.emplace_back(item.key(), item.value() + 0.01 * at::randn_like(item.value()));
-      writer.save(parameters, step, 1);
-    }
-    notes_.push_back("[dim_reduce] snapshots \"" + string_of(dim_reduce, "snapshots") + "\" are not read: " +
-                     std::to_string(kStandInSnapshots) + " snapshots of the initial weights plus noise stand in (" +
-                     stand_ins.string() + "), n_components = " + std::to_string(kStandInSnapshots - 1) +
-                     ", the PCA matrix computed from them");
-    dim_reduce->insert_or_assign("snapshots", stand_ins.string());
-    dim_reduce->insert_or_assign("pca_mat_path", (scratch / "pca_mat.safetensors").string());
-    dim_reduce->insert_or_assign("n_components", kStandInSnapshots - 1);
+  const toml::node* enabled = dim_reduce ? dim_reduce->get("enabled") : nullptr;
+  if (!enabled || !enabled->value_or(false) || !probed.model) return;
+  const fs::path stand_ins = scratch / "stage1_snapshots";
+  WeightSnapshots writer({1, 0, 1, 0}, stand_ins.string());
+  at::NoGradGuard no_grad;
+  for (std::int64_t step = 1; step <= kStandInSnapshots; ++step) {
+    NamedParameters parameters;
+    for (const auto& item : probed.model->named_parameters(/*recurse=*/true))
+      parameters.emplace_back(item.key(), item.value() + 0.01 * at::randn_like(item.value()));
+    writer.save(parameters, step, 1);
   }
+  notes.push_back("[dim_reduce] stage 1's snapshots are not read: " + std::to_string(kStandInSnapshots) +
+                  " snapshots of the initial weights plus noise stand in (" + stand_ins.string() +
+                  "), n_components = " + std::to_string(kStandInSnapshots - 1) + ", the PCA matrix computed from them");
+  dim_reduce->insert_or_assign("snapshots", stand_ins.string());
+  dim_reduce->insert_or_assign("pca_mat_path", (scratch / "pca_mat.safetensors").string());
+  dim_reduce->insert_or_assign("n_components", kStandInSnapshots - 1);
+}
+
+}  // namespace
+
+SmokeOverrides::SmokeOverrides(const Registry& registry, std::string scratch_dir)
+    : registry_(registry), scratch_dir_(std::move(scratch_dir)) {}
+
+void SmokeOverrides::apply(toml::table& root) {
+  const DeclaredData data = declared_data(root, registry_, notes_);
+  const ProbedModel probed = probe_model(root, registry_, data);
+  shrink_run_and_data(root, registry_, data, probed, notes_);
+  keep_precision_that_runs_fast(root, notes_);
+  redirect_files(root, scratch_dir_, notes_);
+  stand_in_initial_weights(root, probed, scratch_dir_, notes_);
+  stand_in_snapshots(root, probed, scratch_dir_, notes_);
 }
 
 }  // namespace orchestrate
