@@ -71,6 +71,41 @@ TEST(ShippedRecipes, RunTakesAShippedRecipeByNameAndSmokeChangesOnlyWhatItSays) 
     EXPECT_NE(transfer.output.find(expected), std::string::npos) << expected << "\n" << transfer.output;
 }
 
+// Dimension-reduce training's stage 2 (the lead's dim_reduce.toml, once
+// shipped) smoke-runs without its stage 1: stand-in snapshots, its own PCA.
+TEST(ShippedRecipes, SmokeRunsAStage2WithoutItsStage1) {
+  ScratchDir dir;
+  const auto recipe = dir.write("stage2.toml", R"(# Stage 2 of dimension-reduce training.
+schema_version = 1
+[run]
+epochs = 2
+[data]
+plugin = "mock"
+num_classes = 4
+[model]
+plugin = "convnet"
+[optimizer]
+plugin = "sgd"
+lr = 1.0
+[checkpoint]
+init_from = "checkpoints/run-1/step-00000936"
+[dim_reduce]
+enabled = true
+snapshots = "snapshots/run-1"
+)");
+  const auto run = run_shell("cd " + dir.path().string() + " && env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB TMPDIR=" +
+                             dir.path().string() + " " + ORCHESTRATE_BIN + " run " + recipe + " --smoke --quiet --db " +
+                             dir.file("o.db"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("smoke: [dim_reduce] stage 1's snapshots are not read: 3 snapshots of the initial weights "
+                            "plus noise stand in"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("finished after 2 steps"), std::string::npos) << run.output;
+  const auto shown = run_orchestrate("show 1 --db " + dir.file("o.db"));
+  EXPECT_NE(shown.output.find("PCA of 3 weight snapshots"), std::string::npos) << shown.output;
+}
+
 TEST(ShippedRecipes, MissingImageNetIsOneLineSayingWhatTheRecipeExpectsAndRecordsNothing) {
   ScratchDir dir;
   const std::string db = dir.file("orchestrate.db");
