@@ -11,14 +11,15 @@ namespace orchestrate::cli {
 const std::vector<Command>& commands() {
   static const std::vector<Command> table{
       {"run",
-       "train a recipe: orchestrate run RECIPE [--set table.key=value]... [--dry-run] [--resume [RUN|DIR]] "
-       "[--nproc N]"},
+       "train a recipe (a file, or a shipped recipe's name): orchestrate run RECIPE [--set table.key=value]... "
+       "[--dry-run] [--smoke] [--resume [RUN|DIR]] [--nproc N]"},
       {"rerun", "run a recorded run's resolved recipe again, linked to it: orchestrate rerun RUN [run options]"},
       {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors"},
       {"bench-input",
        "time the recipe's input pipeline alone (first batch, images/s): orchestrate bench-input RECIPE [--batches N]"},
       {"plugins", "list loaded plugins and their components"},
       {"describe", "show a component's parameters: orchestrate describe KIND NAME"},
+      {"recipes", "list the shipped recipes with what each reproduces: orchestrate recipes [--paths]"},
       {"runs", "list recorded runs: orchestrate runs [--name GLOB] [--tag k=v] [--sort METRIC] [--format F]"},
       {"show", "everything recorded about a run: orchestrate show RUN"},
       {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]..."},

@@ -36,6 +36,7 @@ int report_command(const std::vector<std::string>& arguments);
 int show_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
 int plot_command(const std::vector<std::string>& arguments);
+int recipes_command(const std::vector<std::string>& arguments);
 
 // The engine's commands.
 int run_command(const std::vector<std::string>& arguments);

@@ -20,6 +20,7 @@ const std::map<std::string, orchestrate::cli::CommandFunction>& engine_commands(
       {"bench-input", bench_input_command},
       {"plugins", plugins_command},
       {"describe", describe_command},
+      {"recipes", recipes_command},
       {"runs", runs_command},
       {"show", show_command},
       {"compare", compare_command},

@@ -24,6 +24,7 @@ CommandFunction front_end_function(const std::string& name, const std::vector<st
   if (name == "show") return show_command;
   if (name == "compare") return compare_command;
   if (name == "plot") return plot_command;
+  if (name == "recipes") return recipes_command;
   // `export serving` builds a model: only `export tensorboard` reads the store alone.
   if (name == "export" && !arguments.empty() && arguments.front() == "tensorboard")
     return [](const std::vector<std::string>& rest) {

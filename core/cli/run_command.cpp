@@ -24,6 +24,8 @@
 #include "run_hooks.h"
 #include "run_store.h"
 #include "settings.h"
+#include "shipped_recipes.h"
+#include "smoke_overrides.h"
 #include "tag_argument.h"
 #include "trainer.h"
 
@@ -110,14 +112,42 @@ std::unique_ptr<Collective> join_job(const Recipe& recipe) {
   return std::make_unique<Collective>(job, training_device(s, job), options);
 }
 
+// A recipe file as given, or else a shipped recipe of that name.
+std::string recipe_file(const std::string& given) {
+  std::error_code error;
+  if (std::filesystem::exists(given, error)) return given;
+  if (auto shipped = find_shipped_recipe(given)) return shipped->string();
+  return given;  // load_recipe says it does not exist
+}
+
+// Where a smoke run's checkpoints and exports go: a directory of this
+// process under the system's temporary directory, left for a look afterwards.
+std::string smoke_scratch_dir(const std::string& recipe_path) {
+  return (std::filesystem::temp_directory_path() / "orchestrate-smoke" /
+          (std::filesystem::path(recipe_path).stem().string() + "-" + std::to_string(::getpid())))
+      .string();
+}
+
+// A smoke run's scratch directory once its files have served (a VGG16
+// smoke run leaves 2 GB of checkpoint and stand-in weights).
+void remove_scratch(const std::optional<SmokeOverrides>& smoke) {
+  if (!smoke) return;
+  std::error_code ignored;
+  std::filesystem::remove_all(smoke->scratch_dir(), ignored);
+}
+
 }  // namespace
 
 int run_command(const std::vector<std::string>& arguments) {
   po::options_description options("run options");
-  options.add_options()("recipe", po::value<std::string>()->required(), "recipe TOML file")(
+  options.add_options()("recipe", po::value<std::string>()->required(),
+                        "recipe TOML file, or the name of a shipped recipe (orchestrate recipes)")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a recipe value, e.g. --set optimizer.lr=0.01 (repeatable)")(
       "dry-run", po::bool_switch(), "validate the recipe and print it resolved (defaults filled in); train nothing")(
+      "smoke", po::bool_switch(),
+      "a smoke run: the same components on mock data of the recipe's classes and channels, small images, "
+      "2 updates of 2 images, files in a scratch directory; tagged smoke=true")(
       "quiet,q", po::bool_switch(), "no progress line")(
       "resume", po::value<std::string>()->implicit_value(""),
       "continue a run from a checkpoint: --resume (the newest checkpoint of this recipe's newest run), "
@@ -138,22 +168,31 @@ int run_command(const std::vector<std::string>& arguments) {
   check_nproc(nproc);
   RunInvocation invocation{recorded_command_line(arguments), {}};
   if (values.count("tag")) invocation.tags = parse_tags(values["tag"].as<std::vector<std::string>>());
+  const bool smoke = values["smoke"].as<bool>();
+  if (smoke) invocation.tags.emplace_back("smoke", "true");
 
   const auto overrides =
       parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
-  const Recipe recipe = load_recipe(values["recipe"].as<std::string>(), overrides, registry);
+  const std::string recipe_path = recipe_file(values["recipe"].as<std::string>());
+  std::optional<SmokeOverrides> smoke_overrides;
+  if (smoke) smoke_overrides.emplace(registry, smoke_scratch_dir(recipe_path));
+  const Recipe recipe = load_recipe(recipe_path, overrides, registry, smoke_overrides ? &*smoke_overrides : nullptr);
+  if (smoke_overrides)
+    for (const auto& note : smoke_overrides->notes()) std::cerr << "smoke: " << note << "\n";
   // The rules across tables ([dim_reduce] with wrappers, ...): before any file is written.
   const Settings settings = settings_of(recipe);
   if (values["dry-run"].as<bool>()) {
     std::cout << recipe.resolved_toml();
+    remove_scratch(smoke_overrides);
     return 0;
   }
   // The recipe is valid (its errors come once, from here, not from every
   // worker) and nothing is recorded yet: the workers do the rest.
   if (nproc > 1) {
     if (select_device(settings.run.device).is_cuda()) worker_cuda_device(nproc - 1, nproc);  // a GPU each
+    remove_scratch(smoke_overrides);  // each worker makes its own
     return run_local_workers(nproc, arguments_without(arguments, options, positional, "nproc"));
   }
 
@@ -185,6 +224,7 @@ int run_command(const std::vector<std::string>& arguments) {
   }
   const TrainOutcome outcome = train(recipe, registry, scratch ? scratch->store() : store, train_options);
   if (leader) print_outcome(outcome, recipe, store);
+  if (outcome.status == RunStatus::finished) remove_scratch(smoke_overrides);  // kept to look at otherwise
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;
 }
 

@@ -80,6 +80,16 @@ ParamSchema run_schema() {
   };
 }
 
+// [data]'s own key beside the dataset's: a recipe that reads data the user
+// provides says which, so an error about [data] (a missing directory) says
+// what to get and how to make it.
+ParamSchema data_schema() {
+  return {
+      string_param("expects", "",
+                   "what data this recipe expects and how to make it; shown with any error about [data]"),
+  };
+}
+
 ParamSchema model_schema() {
   return {
       string_param("memory_format", "auto",
@@ -225,7 +235,8 @@ ParamSchema checkpoint_schema() {
       return "exclude applies to init_from, which is not set";
     std::error_code error;
     if (const auto& from = p.string("init_from"); !from.empty() && !std::filesystem::exists(from, error))
-      return "init_from = \"" + from + "\" does not exist; give an orchestrate checkpoint directory or a .safetensors file";
+      return "init_from = \"" + from + "\" does not exist; give an orchestrate checkpoint directory or a .safetensors file "
+             "(scripts/pth_to_safetensors converts a PyTorch state_dict)";
     return "";
   });
   return schema;
@@ -324,9 +335,9 @@ TableSpec core_table(std::string name, std::string doc, ParamSchema schema,
 
 TableSpec component_table(std::string name, std::string doc, ParamSchema schema, ComponentKind kind,
                           std::string default_plugin, std::vector<TableSpec> lists = {},
-                          EntriesRule entries_rule = {}) {
-  return TableSpec{std::move(name), std::move(doc), std::move(schema), kind, std::move(default_plugin),
-                   std::move(lists), std::move(entries_rule)};
+                          EntriesRule entries_rule = {}, std::vector<std::string> resume_safe_keys = {}) {
+  return TableSpec{std::move(name), std::move(doc),           std::move(schema),      kind, std::move(default_plugin),
+                   std::move(lists), std::move(entries_rule), std::move(resume_safe_keys)};
 }
 
 // [[hooks]]: any number, in order; they watch training and never change it.
@@ -346,7 +357,8 @@ const std::vector<TableSpec>& recipe_tables() {
   static const std::vector<TableSpec> tables{
       core_table("run", "the run itself: seed, device, length, batch size, threads", run_schema(),
                  {"name", "num_workers", "prefetch_batches", "log_every", "threads"}),
-      component_table("data", "the dataset component", {}, ComponentKind::dataset, ""),
+      component_table("data", "the dataset component, and what data the recipe expects", data_schema(),
+                      ComponentKind::dataset, "", {}, {}, {"expects"}),
       component_table("preprocessing",
                       "what turns the dataset's pixels into the model's input, with a train and an eval variant: "
                       "none (pixels / 255 at the dataset's size), resnet, inception",

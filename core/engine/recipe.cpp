@@ -10,6 +10,7 @@
 #include "orchestrate/error.h"
 #include "param_conversion.h"
 #include "recipe_overrides.h"
+#include "smoke_overrides.h"
 
 namespace orchestrate {
 
@@ -73,7 +74,13 @@ class RecipeReader {
       entries.lists[spec.name] = resolve_list(spec, &root_, "");
       return entries;
     }
-    return resolve(spec, root_[spec.name].as_table(), spec.name, "[" + spec.name + "]");
+    const std::size_t before = problems_.size();
+    TableValues values = resolve(spec, root_[spec.name].as_table(), spec.name, "[" + spec.name + "]");
+    // The recipe's word on its data ([data] expects) goes with every problem there.
+    if (values.core.has("expects") && !values.core.string("expects").empty())
+      for (std::size_t i = before; i < problems_.size(); ++i)
+        problems_[i] += " (this recipe expects " + values.core.string("expects") + ")";
+    return values;
   }
 
   // The rules a gradient compressor declares about the rest of the recipe.
@@ -252,7 +259,8 @@ class RecipeReader {
 
 toml::table parse_recipe_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
-    throw RecipeError(path + ": recipe file not found (give the path to a .toml recipe, e.g. recipes/fashion_mnist.toml)");
+    throw RecipeError(path + ": recipe file not found (give the path to a .toml recipe, e.g. recipes/fashion_mnist.toml, or the "
+                      "name of a shipped one: orchestrate recipes lists them)");
   try {
     return toml::parse_file(path);
   } catch (const toml::parse_error& e) {
@@ -264,11 +272,13 @@ toml::table parse_recipe_file(const std::string& path) {
 
 }  // namespace
 
-Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry) {
+Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry,
+                   SmokeOverrides* smoke) {
   toml::table root = parse_recipe_file(path);
   OverrideOrigins origins;
   std::vector<std::string> override_problems;
   apply_overrides(root, overrides, origins, override_problems);
+  if (smoke) smoke->apply(root);
   RecipeReader reader(path, root, origins, registry, std::move(override_problems));
   reader.check_top_level();
   Recipe recipe;

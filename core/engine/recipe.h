@@ -13,6 +13,8 @@
 
 namespace orchestrate {
 
+class SmokeOverrides;
+
 // One `--set path=value` from the command line. `path` is dotted; a number
 // addresses an entry of an array of tables: optimizer.wrappers.0.eta=0.002.
 struct Override {
@@ -53,7 +55,9 @@ struct Recipe {
 
 // Reads, overrides and validates a recipe. Every problem found is reported,
 // one per line, each starting with "file:line:column:" (or "--set ...:" for
-// an override), in one RecipeError.
-Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry);
+// an override), in one RecipeError. With `smoke`, the recipe is shrunk for a
+// smoke run (smoke_overrides.h) after the overrides, before validation.
+Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry,
+                   SmokeOverrides* smoke = nullptr);
 
 }  // namespace orchestrate

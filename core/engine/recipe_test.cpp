@@ -302,3 +302,45 @@ TEST_F(RecipeTest, HooksAreATopLevelArrayOfTables) {
 
 }  // namespace
 }  // namespace orchestrate
+
+namespace orchestrate {
+namespace {
+
+// [data] expects: the recipe's word on its data goes with each problem there, and nowhere else.
+TEST_F(RecipeTest, DataExpectsIsShownWithEveryDataProblemOnly) {
+  const std::string text = R"(schema_version = 1
+[data]
+plugin = "images"
+expects = "ImageNet as TFRecords"
+limit = -1
+[model]
+plugin = "tiny"
+width = 0
+[optimizer]
+plugin = "adam"
+)";
+  const std::string error = error_of(text);
+  EXPECT_NE(error.find(":5:9: [data] limit: must be >= 0 (this recipe expects ImageNet as TFRecords)"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("[data] missing required key dir for dataset 'images' (this recipe expects ImageNet as "
+                       "TFRecords)"),
+            std::string::npos)
+      << error;
+  const auto model_line = error.substr(error.find("[model]"));
+  EXPECT_EQ(model_line.find("this recipe expects"), std::string::npos) << error;
+  EXPECT_EQ(error_of(R"(schema_version = 1
+[data]
+plugin = "images"
+dir = "d"
+expects = "ImageNet as TFRecords"
+[model]
+plugin = "tiny"
+[optimizer]
+plugin = "adam"
+)"),
+            "");
+}
+
+}  // namespace
+}  // namespace orchestrate

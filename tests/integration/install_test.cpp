@@ -92,6 +92,18 @@ TEST_F(RelocatedInstall, TrainsAndListsTheRun) {
   EXPECT_NE(runs.output.find(",relocated,finished,"), std::string::npos) << runs.output;
 }
 
+// The shipped recipes travel with the prefix: listed, and run by name.
+TEST_F(RelocatedInstall, ListsTheShippedRecipesAndRunsOneByName) {
+  const auto listed = run_shell(orchestrate("recipes --paths --format csv"));
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find((prefix() / "share" / "orchestrate" / "recipes" / "resnet50_32k_lars.toml").string()),
+            std::string::npos)
+      << listed.output;
+  const auto dry = run_shell(orchestrate("run resnet50_32k_lars --smoke --dry-run"));
+  ASSERT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_NE(dry.output.find("plugin = \"lars\""), std::string::npos) << dry.output;
+}
+
 // A copy of the prefix whose engine records a LibTorch directory that does
 // not exist, as on a machine with torch installed at another path.
 class TorchElsewhere : public RelocatedInstall {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -40,6 +41,18 @@ using namespace orchestrate::image_folder;
 
 const char* split_name(DatasetSplit split) { return split == DatasetSplit::train ? "train" : "test"; }
 
+// A recipe written for N classes fails on a folder of another count (a
+// wrong root, a class folder missing) rather than training a different head.
+void check_class_count(const Params& params, const std::vector<std::string>& names) {
+  const std::int64_t expected = params.integer("num_classes");
+  if (expected == 0 || expected == static_cast<std::int64_t>(names.size())) return;
+  std::string listed;
+  for (const auto& name : names) listed += (listed.empty() ? "" : ", ") + name;
+  throw DataError("[data] image_folder: " + params.string("root") + " has " + std::to_string(names.size()) +
+                  " class folders (" + listed + ") but num_classes = " + std::to_string(expected) +
+                  "; point root at the right folder or set num_classes = " + std::to_string(names.size()));
+}
+
 class ImageFolderDataset final : public orchestrate::Dataset {
  public:
   ImageFolderDataset(const Params& params, DatasetSplit split)
@@ -47,6 +60,7 @@ class ImageFolderDataset final : public orchestrate::Dataset {
     auto listed = split_files(params.string("root"), split,
                               {params.real("val_fraction"), static_cast<std::uint64_t>(params.integer("split_seed"))});
     class_names_ = std::move(listed.class_names);
+    check_class_count(params, class_names_);
     auto checked = check_files(listed.files, {params.boolean("verify_images"), channels_, params.integer("limit")});
     const auto policy = orchestrate::BadDataPolicy::from_params(
         params, "image_folder", "file", "fix or remove the file, or on_corrupt = \"skip\" leaves bad files out");
@@ -109,6 +123,10 @@ void register_components(orchestrate::Registry& registry) {
       string_param("root", "",
                    "the image folder: root/<class>/<image>, or root/train/<class>/ and root/val/<class>/ "
                    "(validation/ or test/ also serve as the evaluation folder)"),
+      int_param("num_classes", 0,
+                "the number of class folders the data must have (a different count is an error); 0: as many as "
+                "there are")
+          .at_least(0),
       real_param("val_fraction", 0.1,
                  "without a val folder: this fraction of each class's files (rounded, at least one, never all) is "
                  "the test split, chosen by a hash of split_seed and the file name")
@@ -133,6 +151,13 @@ void register_components(orchestrate::Registry& registry) {
                       "file", "its path and cause");
   schema.rule([](const Params& p) -> std::string {
     if (p.string("root").empty()) return "root: say where the image folder is";
+    if (p.integer("num_classes") == 1) return "num_classes: at least 2 (or 0 to count the class folders)";
+    std::error_code error;
+    if (!std::filesystem::exists(p.string("root"), error))
+      return "root \"" + p.string("root") +
+             "\" does not exist: give a folder of JPEG/PNG images with one sub-folder per class (root/<class>/..., "
+             "or root/train/<class>/ and root/val/<class>/), e.g. with --set data.root=DIR "
+             "(scripts/convert_dataset image_folder writes one from IDX files)";
     return "";
   });
   registry.datasets().add(

@@ -186,6 +186,14 @@ TEST_F(ImageFolder, ResizesAndConvertsWithTheSharedKernel) {
   EXPECT_TRUE(images[0].equal(resized.permute({2, 0, 1}).to(at::kFloat).div_(255.0)));
 }
 
+TEST_F(ImageFolder, NumClassesMustMatchTheClassFolders) {
+  EXPECT_EQ(error_of(DatasetSplit::train, [&](Params& p) { p.set("num_classes", std::int64_t{5}); }),
+            "[data] image_folder: " + root_.path().string() + " has 3 class folders (ant, bee, cat) but num_classes = 5; point "
+            "root at the right folder or set num_classes = 3");
+  EXPECT_EQ(build(DatasetSplit::train, [&](Params& p) { p.set("num_classes", std::int64_t{3}); }).dataset->info().num_classes,
+            3);
+}
+
 TEST_F(ImageFolder, MissingRootEmptyClassAndUnmatchedClassesAreOneLineErrors) {
   EXPECT_EQ(error_of(DatasetSplit::train, [&](Params& p) { p.set("root", path("nowhere")); }),
             "[data] image_folder: " + path("nowhere") +
@@ -373,7 +381,15 @@ TEST(ImageFolderSchema, RootIsRequired) {
   const auto& schema = orchestrate::testing::plugin_under_test().datasets().get("image_folder").info.schema;
   auto p = default_params(schema);
   EXPECT_EQ(schema.broken_rules(p), (std::vector<std::string>{"root: say where the image folder is"}));
-  p.set("root", std::string("data"));
+  p.set("root", std::string("/nowhere/flowers"));
+  const auto missing = schema.broken_rules(p);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].rfind("root \"/nowhere/flowers\" does not exist: give a folder of JPEG/PNG images with one "
+                             "sub-folder per class", 0),
+            0u)
+      << missing[0];
+  EXPECT_NE(missing[0].find("--set data.root=DIR"), std::string::npos) << missing[0];
+  p.set("root", std::filesystem::temp_directory_path().string());
   EXPECT_TRUE(schema.broken_rules(p).empty());
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <stdexcept>
@@ -236,6 +237,13 @@ void register_components(orchestrate::Registry& registry) {
              std::to_string(p.integer("num_classes"));
     if (p.string("dir").empty() && p.string_list("train_files").empty())
       return "dir or train_files: say where the TFRecord files are";
+    std::error_code error;
+    if (!p.string("dir").empty() && !std::filesystem::is_directory(p.string("dir"), error))
+      return "dir \"" + p.string("dir") + "\" is not a directory: give the directory of the TFRecord files of " +
+             "tf.train.Example images (dir/" + p.string("train_pattern") + " for training, dir/" +
+             p.string("test_pattern") +
+             " for evaluation, as TensorFlow's ImageNet converter names them), e.g. with --set data.dir=DIR "
+             "(scripts/convert_dataset tfrecord writes such files from IDX files)";
     return "";
   });
   registry.datasets().add(

@@ -393,7 +393,13 @@ TEST(TfRecordSchema, RulesNameWhatIsMissingOrInconsistent) {
   const auto& schema = orchestrate::testing::plugin_under_test().datasets().get("tfrecord").info.schema;
   auto p = default_params(schema);
   EXPECT_EQ(schema.broken_rules(p), (std::vector<std::string>{"dir or train_files: say where the TFRecord files are"}));
-  p.set("dir", std::string("data"));
+  p.set("dir", std::string("/nowhere/imagenet"));
+  const auto missing = schema.broken_rules(p);
+  ASSERT_EQ(missing.size(), 1u);
+  EXPECT_EQ(missing[0].rfind("dir \"/nowhere/imagenet\" is not a directory: give the directory of the TFRecord files", 0), 0u)
+      << missing[0];
+  EXPECT_NE(missing[0].find("--set data.dir=DIR"), std::string::npos) << missing[0];
+  p.set("dir", std::filesystem::temp_directory_path().string());
   EXPECT_TRUE(schema.broken_rules(p).empty());
   p.set("channels", std::int64_t{2});
   EXPECT_EQ(schema.broken_rules(p), (std::vector<std::string>{"channels: 1 (grey) or 3 (RGB)"}));

@@ -1,0 +1,51 @@
+#include "shipped_recipes.h"
+
+#include <algorithm>
+#include <fstream>
+
+namespace orchestrate::cli {
+
+std::filesystem::path shipped_recipe_dir() {
+  std::error_code error;
+  const std::filesystem::path executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error) return {};
+  // The two executables sit at different depths of the same prefix (command.h).
+  const char* relative = executable.filename() == "orchestrate-engine" ? ORCHESTRATE_RECIPES_FROM_ENGINE
+                                                                       : ORCHESTRATE_RECIPES_FROM_FRONT_END;
+  return (executable.parent_path() / relative).lexically_normal();
+}
+
+std::string recipe_description(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto start = line.find_first_not_of(" \t");
+    if (start == std::string::npos) continue;
+    if (line[start] != '#') return "";
+    const auto text = line.find_first_not_of("# \t", start);
+    return text == std::string::npos ? "" : line.substr(text);
+  }
+  return "";
+}
+
+std::vector<ShippedRecipe> shipped_recipes() {
+  std::vector<ShippedRecipe> out;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(shipped_recipe_dir(), error)) {
+    if (entry.path().extension() != ".toml") continue;
+    out.push_back({entry.path().stem().string(), entry.path(), recipe_description(entry.path())});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+std::optional<std::filesystem::path> find_shipped_recipe(const std::string& name) {
+  if (name.empty() || name.find('/') != std::string::npos) return std::nullopt;
+  std::filesystem::path candidate = shipped_recipe_dir() / name;
+  if (candidate.extension() != ".toml") candidate += ".toml";
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(candidate, error)) return std::nullopt;
+  return candidate;
+}
+
+}  // namespace orchestrate::cli

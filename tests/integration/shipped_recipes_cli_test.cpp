@@ -1,0 +1,123 @@
+// The shipped recipes as a user meets them: `orchestrate recipes` lists them
+// with their descriptions, `orchestrate run NAME` finds one by name, and a
+// recipe whose user-provided data is missing says what it expects in one
+// line, before any run is recorded.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "command_runner.h"
+
+namespace orchestrate::testing {
+namespace {
+
+std::string first_comment(const std::filesystem::path& recipe) {
+  std::ifstream in(recipe);
+  std::string line;
+  std::getline(in, line);
+  return line.rfind("# ", 0) == 0 ? line.substr(2) : "";
+}
+
+TEST(ShippedRecipes, RecipesListsEveryRecipeWithItsFirstCommentLine) {
+  const auto listed = run_orchestrate("recipes");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes")) {
+    if (entry.path().extension() != ".toml") continue;
+    ++count;
+    const std::string description = first_comment(entry.path());
+    EXPECT_FALSE(description.empty()) << entry.path() << " has no one-line description on its first line";
+    EXPECT_NE(listed.output.find(entry.path().stem().string() + "  "), std::string::npos) << listed.output;
+    EXPECT_NE(listed.output.find(description), std::string::npos) << listed.output;
+  }
+  EXPECT_GE(count, 13);
+  const auto json = run_orchestrate("recipes --format json");
+  EXPECT_NE(json.output.find("\"name\": \"resnet50_32k_lars\",\n    \"description\": \"ResNet-50 on ImageNet"),
+            std::string::npos)
+      << json.output;
+}
+
+// A pure query: the front end answers it alone, from <prefix>/share/orchestrate/recipes.
+TEST(ShippedRecipes, TheFrontEndListsThemWithoutTheEngineFromItsOwnPrefix) {
+  ScratchDir dir;
+  std::filesystem::create_directories(dir.path() / "bin");
+  std::filesystem::create_directories(dir.path() / "share" / "orchestrate" / "recipes");
+  std::filesystem::copy_file(ORCHESTRATE_BIN, dir.path() / "bin" / "orchestrate");
+  dir.write("share/orchestrate/recipes/tiny.toml", "# A tiny recipe.\nschema_version = 1\n");
+  dir.write("share/orchestrate/recipes/notes.txt", "# not a recipe\n");
+  const auto listed = run_shell((dir.path() / "bin" / "orchestrate").string() + " recipes");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("tiny  A tiny recipe."), std::string::npos) << listed.output;
+  EXPECT_EQ(listed.output.find("notes"), std::string::npos) << listed.output;
+}
+
+TEST(ShippedRecipes, RunTakesAShippedRecipeByNameAndSmokeChangesOnlyWhatItSays) {
+  const auto dry = run_orchestrate("run resnet50_dgc --smoke --dry-run");
+  ASSERT_EQ(dry.exit_code, 0) << dry.output;
+  // Replaced: the data and the run's length; kept: the recipe's components.
+  for (const char* expected : {"plugin = \"mock\"", "num_classes = 1000", "height = 64", "max_steps = 2",
+                               "plugin = \"dgc\"", "plugin = \"strategy\"", "stages = \"5:0.001->0.4,30:0.4",
+                               "plugin = \"resnet_v1\"", "depth = 50", "smoke: [data] tfrecord -> mock: 1000 classes"})
+    EXPECT_NE(dry.output.find(expected), std::string::npos) << expected << "\n" << dry.output;
+
+  // Transfer learning: the exclusions stay, the pretrained file (absent here) is not read.
+  const auto transfer = run_orchestrate("run flowers_transfer --smoke --dry-run");
+  ASSERT_EQ(transfer.exit_code, 0) << transfer.output;
+  for (const char* expected : {"exclude = [\"@logits\"]", "/initial_weights.safetensors\"", "loss_scale = 1024.0",
+                               "smoke: init_from \"resnet50.safetensors\" is not read: the model's own initial weights "
+                               "stand in", "dir = \"", "/serving\"", "num_classes = 5"})
+    EXPECT_NE(transfer.output.find(expected), std::string::npos) << expected << "\n" << transfer.output;
+}
+
+// Dimension-reduce training's stage 2 (the lead's dim_reduce.toml, once
+// shipped) smoke-runs without its stage 1: stand-in snapshots, its own PCA.
+TEST(ShippedRecipes, SmokeRunsAStage2WithoutItsStage1) {
+  ScratchDir dir;
+  const auto recipe = dir.write("stage2.toml", R"(# Stage 2 of dimension-reduce training.
+schema_version = 1
+[run]
+epochs = 2
+[data]
+plugin = "mock"
+num_classes = 4
+[model]
+plugin = "convnet"
+[optimizer]
+plugin = "sgd"
+lr = 1.0
+[checkpoint]
+init_from = "checkpoints/run-1/step-00000936"
+[dim_reduce]
+enabled = true
+snapshots = "snapshots/run-1"
+)");
+  const auto run = run_shell("cd " + dir.path().string() + " && env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB TMPDIR=" +
+                             dir.path().string() + " " + ORCHESTRATE_BIN + " run " + recipe + " --smoke --quiet --db " +
+                             dir.file("o.db"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_NE(run.output.find("smoke: [dim_reduce] stage 1's snapshots are not read: 3 snapshots of the initial weights "
+                            "plus noise stand in"),
+            std::string::npos)
+      << run.output;
+  EXPECT_NE(run.output.find("finished after 2 steps"), std::string::npos) << run.output;
+  const auto shown = run_orchestrate("show 1 --db " + dir.file("o.db"));
+  EXPECT_NE(shown.output.find("PCA of 3 weight snapshots"), std::string::npos) << shown.output;
+}
+
+TEST(ShippedRecipes, MissingImageNetIsOneLineSayingWhatTheRecipeExpectsAndRecordsNothing) {
+  ScratchDir dir;
+  const std::string db = dir.file("orchestrate.db");
+  const auto run = run_orchestrate("run resnet50_32k_lars --db " + db + " --set data.dir=" + dir.file("imagenet"));
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_EQ(run.output.rfind("orchestrate: error: ", 0), 0u) << run.output;
+  EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line:\n" << run.output;
+  for (const char* expected : {"[data] tfrecord: dir \"", "is not a directory", "--set data.dir=DIR",
+                               "scripts/convert_dataset tfrecord", "(this recipe expects ImageNet (ILSVRC-2012) as TFRecord files: DIR/train-00000-of-01024"})
+    EXPECT_NE(run.output.find(expected), std::string::npos) << expected << "\n" << run.output;
+  EXPECT_FALSE(std::filesystem::exists(db)) << "a run store was written";
+}
+
+}  // namespace
+}  // namespace orchestrate::testing
