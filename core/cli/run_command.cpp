@@ -11,6 +11,7 @@
 #include "collective.h"
 #include "command.h"
 #include "data_parallel_launch.h"
+#include "input_benchmark.h"
 #include "compute_setup.h"
 #include "launch_environment.h"
 #include "options.h"
@@ -29,6 +30,13 @@
 namespace orchestrate::cli {
 
 namespace {
+
+void print_input_measurement(const InputMeasurement& m) {
+  std::cout << std::fixed << std::setprecision(2) << "input only: " << m.batches << " batches; " << m.images
+            << " images in " << m.seconds << " s after the first batch: " << std::setprecision(1) << m.images_per_s
+            << " images/s (setup " << std::setprecision(2) << m.setup_s << " s, first batch " << m.first_batch_s
+            << " s)\n";
+}
 
 void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunStore& store) {
   std::cout << "run " << outcome.run_id << " '" << recipe.run_name() << "' " << to_string(outcome.status) << " after "
@@ -106,6 +114,9 @@ int run_command(const std::vector<std::string>& arguments) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a recipe value, e.g. --set optimizer.lr=0.01 (repeatable)")(
       "dry-run", po::bool_switch(), "validate the recipe and print it resolved (defaults filled in); train nothing")(
+      "input-only", po::bool_switch(),
+      "serve the training input only (read, decode, preprocess, batch, normalize) as this run would, with no "
+      "model, and print its images/s; records nothing")(
       "quiet,q", po::bool_switch(), "no progress line")(
       "resume", po::value<std::string>()->implicit_value(""),
       "continue a run from a checkpoint: --resume (the newest checkpoint of this recipe's newest run), "
@@ -135,6 +146,11 @@ int run_command(const std::vector<std::string>& arguments) {
   settings_of(recipe);  // the rules across tables ([dim_reduce] with wrappers, ...): before any file is written
   if (values["dry-run"].as<bool>()) {
     std::cout << recipe.resolved_toml();
+    return 0;
+  }
+  if (values["input-only"].as<bool>()) {
+    if (nproc > 1) throw UsageError("--input-only measures one process; leave out --nproc");
+    print_input_measurement(measure_input(recipe, registry));
     return 0;
   }
   // The recipe is valid (its errors come once, from here, not from every

@@ -26,6 +26,7 @@
 #include "progress_line.h"
 #include "resume.h"
 #include "dim_reduce/dim_reduce_training.h"
+#include "run_data_events.h"
 #include "run_failure.h"
 #include "run_hooks.h"
 #include "run_identity.h"
@@ -97,20 +98,15 @@ class TrainingRun {
     // An epoch is the micro-batches its updates use; a remainder smaller than
     // one update is left out, so every epoch starts on a fresh permutation.
     const std::int64_t per_epoch = c.updates_per_epoch * c.micro_batches_per_update;
-    // A data-parallel job shuffles as one process with the global batch would,
-    // and rank r takes the r-th slice of each global batch: the ranks' shards
-    // are disjoint, balanced and together the whole batch.
+    // A data-parallel job's ranks read disjoint, balanced shards (rank_shards.h).
+    if (collective_ && leader_) store_.record_event(run_id_, "data_sharding", c.shards->describe());
     train_pipeline_ = std::make_unique<BatchPipeline>(
         SampleSource{*c.train_set, *c.train_preprocessing, s.run.seed, compute.rank, compute.world_size},
-        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch,
-         rank = compute.rank, world = compute.world_size](std::int64_t epoch) {
-          auto batches = shuffled_batches(size, batch * world, seed, epoch, true);
+        [shards = c.shards, batch = s.run.batch_size, seed = s.run.seed, per_epoch,
+         rank = compute.rank](std::int64_t epoch) {
+          auto batches = shards->batches(rank, batch, seed, epoch);
           batches.resize(static_cast<std::size_t>(per_epoch));
-          if (world == 1) return batches;
-          BatchIndices shard;
-          for (const auto& global : batches)
-            shard.emplace_back(global.begin() + rank * batch, global.begin() + (rank + 1) * batch);
-          return shard;
+          return batches;
         },
         per_epoch, c.epochs, compute.pipeline, update_ * c.micro_batches_per_update + resume_micro_);
     if (c.test_set)
@@ -818,7 +814,8 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     // Built once the run is recorded, so a data set that fails to load, or
     // init_from weights that do not fit the model, leave a failed run that
     // says why (and setup_s covers the loading).
-    TrainingComponents components = build_components(s, registry, compute);
+    RunDataEvents data_events(store, outcome.run_id);  // outlives the datasets, which report into it
+    TrainingComponents components = build_components(s, registry, compute, &data_events);
     store.record_event(outcome.run_id, "threads",
                        "intra_op=" + std::to_string(compute.intra_op_threads) + " data_workers=" + std::to_string(s.run.num_workers) +
                            " cores=" + std::to_string(std::thread::hardware_concurrency()));

@@ -154,7 +154,9 @@ void register_components(orchestrate::Registry& registry) {
   });
   registry.datasets().add(
       "fashion_mnist", "Zalando's Fashion-MNIST: 28x28 grey clothing images, 10 classes", std::move(schema),
-      [](const Params& params, DatasetSplit split) { return std::make_unique<FashionMnistDataset>(params, split); });
+      [](const Params& params, const orchestrate::DatasetContext& context) {
+        return std::make_unique<FashionMnistDataset>(params, context.split);
+      });
 }
 
 }  // namespace

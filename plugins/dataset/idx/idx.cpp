@@ -121,7 +121,9 @@ void register_components(orchestrate::Registry& registry) {
   });
   registry.datasets().add(
       "idx", "any IDX image/label pair (MNIST, Fashion-MNIST ...): grey images at their stored size",
-      std::move(schema), [](const Params& params, DatasetSplit split) { return std::make_unique<IdxDataset>(params, split); });
+      std::move(schema), [](const Params& params, const orchestrate::DatasetContext& context) {
+        return std::make_unique<IdxDataset>(params, context.split);
+      });
 }
 
 }  // namespace

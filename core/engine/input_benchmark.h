@@ -1,0 +1,28 @@
+// `orchestrate run RECIPE --input-only`: the training input alone, as a run
+// would feed it (the same dataset, train preprocessing, epoch plan, worker
+// threads and prefetch, and finish_batch on the device), with no model, so
+// its throughput can be set against other loaders (scripts/bench/input_pipeline.py).
+// Nothing is recorded in the run store: there is no training to record.
+#pragma once
+
+#include <cstdint>
+
+#include "orchestrate/registry.h"
+#include "recipe.h"
+
+namespace orchestrate {
+
+struct InputMeasurement {
+  std::int64_t batches = 0;  // served, the first included
+  std::int64_t images = 0;   // after the first batch
+  double setup_s = 0;        // building the dataset and preprocessing (indexing, checking files)
+  double first_batch_s = 0;  // from the pipeline's start to its first batch
+  double seconds = 0;        // from the first batch to the last
+  double images_per_s = 0;   // images / seconds: the steady rate, the threads already started
+};
+
+// As many batches as the recipe's training would take ([run] max_steps, or
+// epochs): at least two, so there is a rate after the first.
+InputMeasurement measure_input(const Recipe& recipe, const Registry& registry);
+
+}  // namespace orchestrate
