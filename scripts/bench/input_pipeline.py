@@ -25,7 +25,9 @@ run on this machine for three loaders with the same number of workers:
 
 Every loader serves the same number of batches of the same size; each rate is
 images after the first batch over the time from the first batch to the last
-(the first batch pays for starting threads or processes). The data: --images
+(the first batch pays for starting threads or processes). The loaders take
+turns --repeats times and each figure is the median, so a change in the
+machine's load falls on all of them. The data: --images
 JPEGs made from real Fashion-MNIST (Debian's dataset-fashion-mnist), each
 upscaled to 500x375, tinted and textured with low-frequency colour and
 film-grain noise so it compresses as a photo does, at quality 90; made once and
@@ -35,7 +37,7 @@ bench/). DALI's index of each TFRecord file is beside them, in dali_index/.
 Usage (from the repository root, after scripts/setup, which installs
 torchvision and DALI, and a build):
   ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/input_pipeline.py
-      [--workers 2] [--batch 64] [--batches 40] [--images 2000] [--orchestrate build/bin/orchestrate]
+      [--workers 2] [--batch 64] [--batches 40] [--repeats 3] [--images 2000] [--orchestrate build/bin/orchestrate]
 """
 import argparse
 import importlib.machinery
@@ -43,6 +45,7 @@ import importlib.util
 import io
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -311,6 +314,7 @@ def main():
     parser.add_argument("--images", type=int, default=2000, help="JPEGs made from Fashion-MNIST's train split")
     parser.add_argument("--orchestrate", default=os.path.join(REPO, "build", "bin", "orchestrate"))
     parser.add_argument("--sources", default="tfrecord,folder")
+    parser.add_argument("--repeats", type=int, default=3, help="turns each loader takes; the median is reported")
     args = parser.parse_args()
     if not os.access(args.orchestrate, os.X_OK):
         sys.exit(f"input_pipeline: {args.orchestrate} is not an executable; build first or pass --orchestrate")
@@ -331,21 +335,33 @@ def main():
     # orchestrate's TFRecord index, so no loader pays for the disk.
     for source in args.sources.split(","):
         measure_orchestrate(source, root, argparse.Namespace(**{**vars(args), "batches": 2}), cache)
-    results = {}
+    # The loaders take turns, --repeats times, so a change in the machine's
+    # load (other users) falls on all of them; each figure is the median.
+    measures = {"orchestrate": lambda s: measure_orchestrate(s, root, args, cache),
+                "DataLoader": lambda s: measure_dataloader(s, root, args),
+                "DALI": lambda s: measure_dali(s, root, args)}
     for source in args.sources.split(","):
-        results[source] = {"orchestrate": measure_orchestrate(source, root, args, cache),
-                           "DataLoader": measure_dataloader(source, root, args),
-                           "DALI": measure_dali(source, root, args)}
-        for loader, r in results[source].items():
-            if "why_not" in r:
-                print(f"{source:9s} {loader:12s} not measured: {r['why_not']}", flush=True)
+        runs = {loader: [] for loader in measures}
+        for repeat in range(args.repeats):
+            for loader, measure in measures.items():
+                r = measure(source)
+                runs[loader].append(r)
+                if "why_not" in r:
+                    continue
+                extra = f" (whole process {r['wall_images_per_s']:.1f})" if "wall_images_per_s" in r else ""
+                print(f"  {source} {loader} #{repeat + 1}: {r['images_per_s']:.1f} images/s{extra} "
+                      f"[{r['note']}; load {os.getloadavg()[0]:.2f}]", flush=True)
+        medians = {}
+        for loader, rs in runs.items():
+            if "why_not" in rs[0]:
+                print(f"{source:9s} {loader:12s} not measured: {rs[0]['why_not']}", flush=True)
                 continue
-            extra = f" (whole process {r['wall_images_per_s']:.1f})" if "wall_images_per_s" in r else ""
-            print(f"{source:9s} {loader:12s} {r['images_per_s']:8.1f} images/s{extra}  [{r['note']}]", flush=True)
-        ours = results[source]["orchestrate"]["images_per_s"]
+            medians[loader] = statistics.median(r["images_per_s"] for r in rs)
+            spread = ", ".join(f"{r['images_per_s']:.0f}" for r in rs)
+            print(f"{source:9s} {loader:12s} {medians[loader]:8.1f} images/s (median of {spread})", flush=True)
         for other in ("DataLoader", "DALI"):
-            if "images_per_s" in results[source][other]:
-                print(f"{source:9s} orchestrate / {other}: {ours / results[source][other]['images_per_s']:.2f}x"
+            if other in medians:
+                print(f"{source:9s} orchestrate / {other}: {medians['orchestrate'] / medians[other]:.2f}x"
                       f"{'  (goal >= 2x)' if other == 'DataLoader' else ''}", flush=True)
 
 
