@@ -8,15 +8,40 @@
 
 namespace orchestrate {
 
-BadDataPolicy BadDataPolicy::from_params(const Params& params, std::string dataset, std::string item, std::string fix) {
+BadDataPolicy BadDataPolicy::from_params(const Params& params, std::string dataset, std::string item, std::string fix,
+                                         DataEventSink* events) {
   return {std::move(dataset), std::move(item), std::move(fix), params.string("on_corrupt") == "skip",
-          params.real("max_corrupt_fraction")};
+          params.real("max_corrupt_fraction"), events};
+}
+
+std::string BadDataPolicy::prefix() const { return "[data] " + dataset + ": "; }
+
+std::string BadDataPolicy::counted(std::size_t bad, std::size_t seen, const std::string& split) const {
+  return std::to_string(bad) + " bad " + item + (bad == 1 ? "" : "s") + " of " + std::to_string(seen) + " in the " +
+         split + " split";
+}
+
+void BadDataPolicy::check_fraction(std::size_t bad, std::size_t seen, const std::string& split,
+                                   const std::string& which, const std::string& latest) const {
+  const double fraction = static_cast<double>(bad) / static_cast<double>(seen);
+  if (fraction <= max_fraction) return;
+  char text[96];
+  std::snprintf(text, sizeof text, "%.4g %% of them, more than max_corrupt_fraction = %.4g", 100 * fraction,
+                max_fraction);
+  throw DataError(prefix() + counted(bad, seen, split) + " (" + text + "); " + which + ": " + latest);
+}
+
+void BadDataPolicy::report(const std::string& message, bool also_print) const {
+  // Printed too: a run without a store (a tool, a test) still says what it left out.
+  if (also_print) std::cerr << prefix() << message << "\n";
+  if (events) events->event("bad_data", prefix() + message);
 }
 
 void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const std::string& item,
                          const std::string& fail_names) {
   schema.add(string_param("on_corrupt", "fail",
-                          bad_item + ": fail stops with " + fail_names + "; skip leaves it out and reports the count")
+                          bad_item + ": fail stops with " + fail_names +
+                              "; skip leaves it out and records it in the run's events (bad_data)")
                  .one_of({"fail", "skip"}));
   schema.add(real_param("max_corrupt_fraction", 0.01,
                         "with on_corrupt = \"skip\": a split with a larger fraction of bad " + item + "s is an error")
@@ -40,18 +65,15 @@ void add_decoded_image_params(ParamSchema& schema) {
 
 void apply_bad_data_policy(const BadDataPolicy& policy, const BadDataCount& count, const std::string& split) {
   if (count.bad == 0) return;
-  const std::string prefix = "[data] " + policy.dataset + ": ";
-  const std::string counted = std::to_string(count.bad) + " bad " + policy.item + (count.bad == 1 ? "" : "s") + " of " +
-                              std::to_string(count.seen) + " in the " + split + " split";
-  if (!policy.skip) throw DataError(prefix + count.first_bad + " (" + counted + "; " + policy.fix + ")");
-  const double fraction = static_cast<double>(count.bad) / static_cast<double>(count.seen);
-  if (fraction > policy.max_fraction) {
-    char text[96];
-    std::snprintf(text, sizeof text, "%.4g %% of them, more than max_corrupt_fraction = %.4g", 100 * fraction,
-                  policy.max_fraction);
-    throw DataError(prefix + counted + " (" + text + "); the first: " + count.first_bad);
-  }
-  std::cerr << prefix << "skipped " << counted << "; the first: " << count.first_bad << "\n";
+  const std::string counted = policy.counted(count.bad, count.seen, split);
+  const std::string& first = count.listed.front();
+  if (!policy.skip) throw DataError(policy.prefix() + first + " (" + counted + "; " + policy.fix + ")");
+  policy.check_fraction(count.bad, count.seen, split, "the first", first);
+  for (const auto& item : count.listed) policy.report(split + " split: skipped " + item, false);
+  policy.report("skipped " + counted + "; the first: " + first +
+                (count.bad > count.listed.size()
+                     ? " (the first " + std::to_string(count.listed.size()) + " are listed)"
+                     : std::string()));
 }
 
 }  // namespace orchestrate

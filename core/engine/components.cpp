@@ -78,9 +78,10 @@ std::unique_ptr<GradientCompressor> build_compressor(const TrainingComponents& c
                  [&] { return registry.gradient_compressors().get(plugin).create(s.compression.params, context); });
 }
 
-std::unique_ptr<Dataset> build_split(const Settings& s, const Registry& registry, DatasetSplit split) {
+std::unique_ptr<Dataset> build_split(const Settings& s, const Registry& registry, DatasetSplit split,
+                                     DataEventSink* events = nullptr) {
   const auto& data = registry.datasets().get(s.data_plugin);
-  auto dataset = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, split); });
+  auto dataset = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, DatasetContext{split, events}); });
   require(dataset, "data", s.data_plugin, "dataset");
   return dataset;
 }
@@ -89,6 +90,21 @@ std::unique_ptr<Dataset> build_split(const Settings& s, const Registry& registry
 
 std::unique_ptr<Dataset> build_test_set(const Settings& s, const Registry& registry) {
   return build_split(s, registry, DatasetSplit::test);
+}
+
+std::unique_ptr<Dataset> build_train_set(const Settings& s, const Registry& registry, DataEventSink* events) {
+  return build_split(s, registry, DatasetSplit::train, events);
+}
+
+// A random-access dataset is always fully shuffled, so asking for a buffer
+// there is a mistake the user hears about.
+std::int64_t stream_shuffle_buffer(const Settings& s, const Dataset& train_set) {
+  const std::int64_t size = s.run.shuffle_buffer_size;
+  if (size > 0 && !train_set.info().sequential)
+    throw RecipeError("[run] shuffle_buffer_size = " + std::to_string(size) + ": [data] " + s.data_plugin +
+                      " is read by index and fully shuffled every epoch; a shuffle buffer is for stream datasets "
+                      "(tfrecord); remove the key");
+  return size;
 }
 
 std::unique_ptr<Preprocessing> build_preprocessing(const Settings& s, const Registry& registry,
@@ -120,10 +136,11 @@ std::shared_ptr<Model> build_model(const Settings& s, const Registry& registry, 
   return model;
 }
 
-TrainingComponents build_components(const Settings& s, const Registry& registry, const ComputeSetup& compute) {
+TrainingComponents build_components(const Settings& s, const Registry& registry, const ComputeSetup& compute,
+                                    DataEventSink* data_events) {
   TrainingComponents c;
-  c.train_set = build_split(s, registry, DatasetSplit::train);
-  if (s.eval.enabled) c.test_set = build_test_set(s, registry);
+  c.train_set = build_train_set(s, registry, data_events);
+  if (s.eval.enabled) c.test_set = build_split(s, registry, DatasetSplit::test, data_events);
   const DatasetInfo train_info = c.train_set->info();
   c.train_preprocessing = build_preprocessing(s, registry, train_info, PreprocessingVariant::train);
   c.eval_preprocessing = build_preprocessing(s, registry, c.test_set ? c.test_set->info() : train_info,
@@ -149,7 +166,8 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
 
   // Per rank: every micro-batch step of a data-parallel job takes world_size x batch_size images.
   const std::int64_t batch_size = s.run.batch_size * compute.world_size;
-  c.micro_batches_per_epoch = c.train_set->size() / batch_size;
+  c.shards = std::make_shared<RankShards>(c.train_set->size(), c.train_set->examples_per_file(), compute.world_size);
+  c.micro_batches_per_epoch = c.shards->examples_per_rank() / s.run.batch_size;
   c.updates_per_epoch = c.micro_batches_per_epoch / c.micro_batches_per_update;
   if (c.updates_per_epoch == 0)
     throw Error("[run] batch_size = " + std::to_string(s.run.batch_size) +

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compute_setup.h"
+#include "rank_shards.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/gradient_compression.h"
 #include "orchestrate/lr_schedule.h"
@@ -31,6 +32,7 @@ struct TrainingComponents {
   std::vector<std::unique_ptr<OptimizerWrapper>> wrappers;  // in recipe order
   std::unique_ptr<LrSchedule> schedule;  // warm-up included; indexed by update
   std::unique_ptr<GradientCompressor> compressor;  // null: gradients are all-reduced densely
+  std::shared_ptr<const RankShards> shards;  // how the ranks split train_set
   std::int64_t micro_batches_per_update = 1;  // > 1 with batch_gradients
   std::int64_t micro_batches_per_epoch = 0;
   std::int64_t updates_per_epoch = 0;
@@ -44,11 +46,20 @@ struct TrainingComponents {
 
 // Any exception a factory throws comes back as an orchestrate Error naming the
 // recipe table and component, so a plugin bug or bad data never aborts the host.
-TrainingComponents build_components(const Settings& settings, const Registry& registry, const ComputeSetup& compute);
+// The datasets report what the run should record (bad data) to `data_events`.
+TrainingComponents build_components(const Settings& settings, const Registry& registry, const ComputeSetup& compute,
+                                    DataEventSink* data_events = nullptr);
 
 // The pieces of build_components that `orchestrate eval` needs too, so both
 // build them the same way. The [data] test split, whatever [eval] enabled says:
 std::unique_ptr<Dataset> build_test_set(const Settings& settings, const Registry& registry);
+// The [data] train split (and `orchestrate bench-input`'s):
+std::unique_ptr<Dataset> build_train_set(const Settings& settings, const Registry& registry,
+                                         DataEventSink* events = nullptr);
+// [run] shuffle_buffer_size when the training set is a stream (DatasetInfo::
+// sequential); a RecipeError for a random-access dataset, which is always
+// fully shuffled.
+std::int64_t stream_shuffle_buffer(const Settings& settings, const Dataset& train_set);
 // The [preprocessing] variant for a split described by `data`:
 std::unique_ptr<Preprocessing> build_preprocessing(const Settings& settings, const Registry& registry,
                                                    const DatasetInfo& data, PreprocessingVariant variant);

@@ -308,6 +308,18 @@ void stand_in_snapshots(toml::table& root, const ProbedModel& probed, const fs::
   dim_reduce->insert_or_assign("snapshots", stand_ins.string());
   dim_reduce->insert_or_assign("pca_mat_path", (scratch / "pca_mat.safetensors").string());
   dim_reduce->insert_or_assign("n_components", kStandInSnapshots - 1);
+  // Both stages in one run (from_epoch > 1): an epoch of each, so the switch
+  // from the optimizer to the subspace runs too.
+  const toml::node* from_epoch = dim_reduce->get("from_epoch");
+  if (from_epoch && from_epoch->value_or<std::int64_t>(1) > 1) {
+    if (toml::table* run = table_of(root, "run")) {
+      run->insert_or_assign("epochs", 2);
+      run->insert_or_assign("max_steps", 2 * kUpdates);
+    }
+    dim_reduce->insert_or_assign("from_epoch", 2);
+    notes.push_back("[dim_reduce] both stages: epoch 1 trains with the optimizer, epoch 2 in the subspace "
+                    "(from_epoch = 2, " + std::to_string(2 * kUpdates) + " updates)");
+  }
 }
 
 }  // namespace

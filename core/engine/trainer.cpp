@@ -28,6 +28,7 @@
 #include "progress_line.h"
 #include "resume.h"
 #include "dim_reduce/dim_reduce_training.h"
+#include "run_data_events.h"
 #include "run_failure.h"
 #include "run_hooks.h"
 #include "run_identity.h"
@@ -44,18 +45,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
-
-// [run] shuffle_buffer_size when the training set is a stream (DatasetInfo::
-// sequential); a random-access dataset is always fully shuffled, so asking
-// for a buffer there is a mistake the user hears about.
-std::int64_t stream_shuffle_buffer(const Settings& s, const Dataset& train_set) {
-  const std::int64_t size = s.run.shuffle_buffer_size;
-  if (size > 0 && !train_set.info().sequential)
-    throw RecipeError("[run] shuffle_buffer_size = " + std::to_string(size) + ": [data] " + s.data_plugin +
-                      " is read by index and fully shuffled every epoch; a shuffle buffer is for stream datasets "
-                      "(tfrecord); remove the key");
-  return size;
-}
 
 // The state of one training run, so the loop reads as the steps it takes.
 class TrainingRun {
@@ -121,25 +110,18 @@ class TrainingRun {
     // An epoch is the micro-batches its updates use; a remainder smaller than
     // one update is left out, so every epoch starts on a fresh permutation.
     const std::int64_t per_epoch = c.updates_per_epoch * c.micro_batches_per_update;
-    // A data-parallel job shuffles as one process with the global batch would,
-    // and rank r takes the r-th slice of each global batch: the ranks' shards
-    // are disjoint, balanced and together the whole batch.
+    // A data-parallel job's ranks read disjoint, balanced shards (rank_shards.h).
     // A stream dataset with [run] shuffle_buffer_size is shuffled as TF's
     // Dataset.shuffle would, so its files are read nearly front to back.
+    if (collective_ && leader_) store_.record_event(run_id_, "data_sharding", c.shards->describe());
     const std::int64_t shuffle_buffer = stream_shuffle_buffer(s, *c.train_set);
     train_pipeline_ = std::make_unique<BatchPipeline>(
         SampleSource{*c.train_set, *c.train_preprocessing, s.run.seed, compute.rank, compute.world_size},
-        [size = c.train_set->size(), batch = s.run.batch_size, seed = s.run.seed, per_epoch, shuffle_buffer,
-         rank = compute.rank, world = compute.world_size](std::int64_t epoch) {
-          auto batches = shuffle_buffer > 0
-                             ? buffer_shuffled_batches(size, shuffle_buffer, batch * world, seed, epoch, true)
-                             : shuffled_batches(size, batch * world, seed, epoch, true);
+        [shards = c.shards, batch = s.run.batch_size, seed = s.run.seed, per_epoch, shuffle_buffer,
+         rank = compute.rank](std::int64_t epoch) {
+          auto batches = shards->batches(rank, batch, seed, epoch, shuffle_buffer);
           batches.resize(static_cast<std::size_t>(per_epoch));
-          if (world == 1) return batches;
-          BatchIndices shard;
-          for (const auto& global : batches)
-            shard.emplace_back(global.begin() + rank * batch, global.begin() + (rank + 1) * batch);
-          return shard;
+          return batches;
         },
         per_epoch, c.epochs, compute.pipeline, update_ * c.micro_batches_per_update + resume_micro_);
     train_feeder_ = std::make_unique<DeviceBatchFeeder>(*train_pipeline_, device_);
@@ -874,7 +856,8 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     // Built once the run is recorded, so a data set that fails to load, or
     // init_from weights that do not fit the model, leave a failed run that
     // says why (and setup_s covers the loading).
-    TrainingComponents components = build_components(s, registry, compute);
+    RunDataEvents data_events(store, outcome.run_id);  // outlives the datasets, which report into it
+    TrainingComponents components = build_components(s, registry, compute, &data_events);
     store.record_event(outcome.run_id, "threads",
                        "intra_op=" + std::to_string(compute.intra_op_threads) + " data_workers=" + std::to_string(s.run.num_workers) +
                            " cores=" + std::to_string(std::thread::hardware_concurrency()));

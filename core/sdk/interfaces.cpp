@@ -19,6 +19,8 @@
 namespace orchestrate {
 
 Dataset::~Dataset() = default;
+std::vector<std::int64_t> Dataset::examples_per_file() const { return {}; }
+DataEventSink::~DataEventSink() = default;
 Preprocessing::~Preprocessing() = default;
 std::int64_t Preprocessing::min_input_side() const { return 0; }
 Model::~Model() = default;

@@ -63,6 +63,28 @@ TEST(DataParallelCli, TwoWorkersRunAsOneJobWithTheirOutputPrefixed) {
   EXPECT_TRUE(described) << "no data_parallel event";
 }
 
+// The committed fixture's two train files of 8 records, two ranks: each rank
+// reads one whole file (rank_shards.h), and the job says so.
+TEST(DataParallelCli, TwoRanksOverTwoTfRecordFilesEachReadAWholeFile) {
+  ScratchDir dir;
+  std::string recipe = kTinyRecipe;
+  const std::string mock = "plugin = \"mock\"\nchannels = 1\nheight = 28\nwidth = 28\ntrain_size = 32\ntest_size = 16\n";
+  recipe.replace(recipe.find(mock), mock.size(),
+                 "plugin = \"tfrecord\"\ndir = \"" ORCHESTRATE_SOURCE_DIR "/tests/data/fashion_mnist_tfrecord\"\n"
+                 "num_classes = 10\nindex_cache_dir = \"off\"\nchannels = 1\nheight = 28\nwidth = 28\n");
+  recipe += "[eval]\nenabled = false\n[checkpoint]\nevery_epochs = 0\nat_end = false\n";
+  const auto path = dir.write("files.toml", recipe);
+  const auto result = run_orchestrate("run " + path + " --nproc 2 --quiet --set run.batch_size=4 --db " + dir.file("runs.db"));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  RunStore store(dir.file("runs.db"));
+  const auto run = store.find_run("tiny_data_parallel");
+  ASSERT_TRUE(run);
+  std::string sharding;
+  for (const auto& event : store.events(run->id))
+    if (event.kind == "data_sharding") sharding = event.message;
+  EXPECT_EQ(sharding, "by file: 2 ranks, files/examples per rank 1/8, 1/8; each rank uses 8 per epoch");
+}
+
 TEST(DataParallelCli, NprocBelowOneIsAUsageError) {
   ScratchDir dir;
   const auto recipe = dir.write("tiny.toml", kTinyRecipe);

@@ -49,6 +49,25 @@ struct SampleRequest {
   std::int64_t min_side = 0;
 };
 
+// Where a dataset reports what its run should record (bad items it skipped,
+// while indexing or when read). Called from pipeline threads too, so it is
+// thread-safe; the host records each call as a run event.
+class ORCHESTRATE_API DataEventSink {
+ public:
+  virtual ~DataEventSink();
+  // kind: a short word ("bad_data"); shown by `orchestrate show`.
+  virtual void event(const std::string& kind, const std::string& message) = 0;
+};
+
+// What a dataset factory is given. Grows only at the end. Made from a split
+// alone (tools, tests), it has no sink: the dataset prints to stderr only.
+struct DatasetContext {
+  DatasetContext(DatasetSplit split = DatasetSplit::train, DataEventSink* events = nullptr)  // NOLINT: a split is a context
+      : split(split), events(events) {}
+  DatasetSplit split;
+  DataEventSink* events;  // null: no run to record into; outlives the dataset
+};
+
 struct Example {
   at::Tensor pixels;       // uint8 [H, W, channels], contiguous
   std::int64_t label = 0;  // in [0, num_classes)
@@ -70,6 +89,11 @@ class ORCHESTRATE_API Dataset {
   // [0, size()) throws std::out_of_range. The same index gives the same
   // example in every epoch (the host may keep it: [run] cache_mb).
   virtual Example example(const SampleRequest& request) const = 0;
+  // How many examples each of the dataset's files holds, the files in index
+  // order: file 0 holds indices [0, n0), file 1 [n0, n0 + n1), ... A
+  // data-parallel job then gives each rank whole files (see rank_shards.h).
+  // Empty (the default): the dataset has no files to shard by.
+  virtual std::vector<std::int64_t> examples_per_file() const;
 };
 
 // The examples at `indices` (epoch 0, seed = index), stacked; all must have

@@ -40,6 +40,7 @@ struct ScheduleContext;
 struct OptimizerContext;
 struct WrapperContext;
 enum class DatasetSplit;
+struct DatasetContext;
 
 enum class ComponentKind {
   dataset,
@@ -54,7 +55,8 @@ enum class ComponentKind {
 ORCHESTRATE_API const char* to_string(ComponentKind kind);
 ORCHESTRATE_API std::vector<ComponentKind> all_component_kinds();
 
-using DatasetFactory = std::function<std::unique_ptr<Dataset>(const Params&, DatasetSplit)>;
+// Built once per split; the context also carries the run's event sink.
+using DatasetFactory = std::function<std::unique_ptr<Dataset>(const Params&, const DatasetContext&)>;
 // Built once per variant (train, eval); see preprocessing.h.
 using PreprocessingFactory =
     std::function<std::unique_ptr<Preprocessing>(const Params&, const PreprocessingContext&)>;

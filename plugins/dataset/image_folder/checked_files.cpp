@@ -63,7 +63,7 @@ CheckedFiles check_files(const std::vector<LabelledFile>& files, const FileCheck
         kept.push_back(order[next + i]);
         continue;
       }
-      if (out.bad.bad++ == 0) out.bad.first_bad = causes[i];
+      out.bad.add(causes[i]);
     }
     next += take;
   }

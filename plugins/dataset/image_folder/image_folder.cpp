@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bad_data_policy.h"
+#include "bad_reads.h"
 #include "checked_files.h"
 #include "decoded_image_cache.h"
 #include "image_bytes.h"
@@ -35,6 +36,7 @@ using orchestrate::Example;
 using orchestrate::SampleRequest;
 using orchestrate::DataError;
 using orchestrate::DatasetInfo;
+using orchestrate::DatasetContext;
 using orchestrate::DatasetSplit;
 using orchestrate::Params;
 using namespace orchestrate::image_folder;
@@ -55,16 +57,19 @@ void check_class_count(const Params& params, const std::vector<std::string>& nam
 
 class ImageFolderDataset final : public orchestrate::Dataset {
  public:
-  ImageFolderDataset(const Params& params, DatasetSplit split)
+  ImageFolderDataset(const Params& params, const DatasetContext& context)
       : channels_(params.integer("channels")), height_(params.integer("height")), width_(params.integer("width")) {
+    const DatasetSplit split = context.split;
     auto listed = split_files(params.string("root"), split,
                               {params.real("val_fraction"), static_cast<std::uint64_t>(params.integer("split_seed"))});
     class_names_ = std::move(listed.class_names);
     check_class_count(params, class_names_);
     auto checked = check_files(listed.files, {params.boolean("verify_images"), channels_, params.integer("limit")});
     const auto policy = orchestrate::BadDataPolicy::from_params(
-        params, "image_folder", "file", "fix or remove the file, or on_corrupt = \"skip\" leaves bad files out");
+        params, "image_folder", "file", "fix or remove the file, or on_corrupt = \"skip\" leaves bad files out",
+        context.events);
     orchestrate::apply_bad_data_policy(policy, checked.bad, split_name(split));
+    bad_reads_.emplace(policy, split_name(split), checked.bad.bad, checked.bad.seen);
     files_ = std::move(checked.usable);
     if (files_.empty())
       throw DataError("[data] image_folder: the " + std::string(split_name(split)) + " split has no usable images");
@@ -84,10 +89,16 @@ class ImageFolderDataset final : public orchestrate::Dataset {
       throw std::out_of_range("image_folder: index " + std::to_string(at) + " is outside [0, " +
                               std::to_string(size()) + ")");
     // A fixed decode size needs both its sides; otherwise the preprocessing's hint.
-    auto pixels = decoded(static_cast<std::size_t>(at), height_ > 0 ? std::max(height_, width_) : request.min_side);
-    if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
-    return {pixels, files_[static_cast<std::size_t>(at)].label};
+    const std::int64_t min_side = height_ > 0 ? std::max(height_, width_) : request.min_side;
+    return bad_reads_->read(request, size(), [&](std::int64_t i) {
+      auto pixels = decoded(static_cast<std::size_t>(i), min_side);
+      if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
+      return Example{pixels, files_[static_cast<std::size_t>(i)].label};
+    });
   }
+
+  // Every image is a file of its own.
+  std::vector<std::int64_t> examples_per_file() const override { return std::vector<std::int64_t>(files_.size(), 1); }
 
  private:
   // uint8 [H, W, channels] of file `index`, from the cache when kept there.
@@ -97,14 +108,10 @@ class ImageFolderDataset final : public orchestrate::Dataset {
     if (cache_)
       if (auto kept = cache_->find(index); kept.defined()) return kept;
     const std::string& path = files_[index].path;
-    at::Tensor pixels;
-    try {
-      pixels = orchestrate::decode_image(read_file_bytes(path), channels_, path, min_side);
-    } catch (const std::exception& error) {
-      // Found only now when verify_images = false let the file through, or
-      // when it changed after the dataset was built.
-      throw DataError("[data] image_folder: " + std::string(error.what()));
-    }
+    // What this throws names the path ("PATH: CAUSE"). Found only now when
+    // verify_images = false let the file through, or when it changed after
+    // the dataset was built; bad_reads_ applies the policy.
+    const at::Tensor pixels = orchestrate::decode_image(read_file_bytes(path), channels_, path, min_side);
     if (cache_) cache_->offer(index, pixels);
     return pixels;
   }
@@ -115,6 +122,7 @@ class ImageFolderDataset final : public orchestrate::Dataset {
   std::vector<std::string> class_names_;
   std::vector<LabelledFile> files_;  // only read after construction
   mutable std::optional<DecodedImageCache> cache_;  // thread-safe on its own
+  std::optional<orchestrate::BadReads> bad_reads_;  // set in the constructor
 };
 
 void register_components(orchestrate::Registry& registry) {
@@ -163,7 +171,9 @@ void register_components(orchestrate::Registry& registry) {
   registry.datasets().add(
       "image_folder", "a folder of JPEG/PNG images, one sub-folder per class (torchvision's ImageFolder layout)",
       std::move(schema),
-      [](const Params& params, DatasetSplit split) { return std::make_unique<ImageFolderDataset>(params, split); });
+      [](const Params& params, const DatasetContext& context) {
+        return std::make_unique<ImageFolderDataset>(params, context);
+      });
 }
 
 }  // namespace

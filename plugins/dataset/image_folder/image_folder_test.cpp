@@ -337,14 +337,20 @@ TEST_F(ImageFolderBadFiles, WithoutVerificationOnlyZeroByteFilesAreFoundEarly) {
   ASSERT_EQ(built.dataset->size(), 7);  // notes.png and truncated.jpg are in
   EXPECT_NE(built.stderr_text.find("skipped 1 bad file of 8"), std::string::npos) << built.stderr_text;
   EXPECT_NO_THROW(orchestrate::testing::float_batch(*built.dataset, {0}));
+  // With skip, the file found bad when read is replaced by the next one that reads.
+  EXPECT_NO_THROW(orchestrate::testing::float_batch(*built.dataset, {2}));  // bee/4.png
+  EXPECT_NO_THROW(orchestrate::testing::float_batch(*built.dataset, {3}));  // bee/notes.png, replaced
+  // With fail, the read fails naming the file (empty.png would fail the build).
+  std::filesystem::remove(path("train/ant/empty.png"));
+  const auto failing = build(DatasetSplit::train, [](Params& p) { p.set("verify_images", false); });
   try {
-    orchestrate::testing::float_batch(*built.dataset, {2});  // bee/4.png
-    orchestrate::testing::float_batch(*built.dataset, {3});  // bee/notes.png
+    orchestrate::testing::float_batch(*failing.dataset, {3});  // bee/notes.png
     FAIL() << "expected a DataError";
   } catch (const DataError& error) {
     EXPECT_EQ(std::string(error.what()), "[data] image_folder: " + path("train/bee/notes.png") +
                                              ": neither a JPEG nor a PNG file (its first bytes are not an image "
-                                             "signature)");
+                                             "signature) (found when read, in the train split; fix or remove the "
+                                             "file, or on_corrupt = \"skip\" leaves bad files out)");
   }
 }
 

@@ -106,7 +106,9 @@ void register_components(orchestrate::Registry& registry) {
   };
   registry.datasets().add(
       "mock", "synthetic learnable images: a fixed prototype per class plus noise", std::move(schema),
-      [](const Params& params, DatasetSplit split) { return std::make_unique<MockDataset>(params, split); });
+      [](const Params& params, const orchestrate::DatasetContext& context) {
+        return std::make_unique<MockDataset>(params, context.split);
+      });
 }
 
 }  // namespace

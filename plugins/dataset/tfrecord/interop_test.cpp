@@ -316,5 +316,43 @@ for split in ("train", "t10k"):
   }
 }
 
+// --format jpeg: records marked image/format "jpeg" whose images decode
+// to Fashion-MNIST's within JPEG's loss at quality 95, labels exact.
+TEST(TfRecordInterop, ConvertedToJpegReadsBackWithinJpegLoss) {
+  ScratchDir dir;
+  const std::string out_dir = dir.file("converted");
+  run_python(R"(
+import runpy, sys
+sys.argv = ["convert_dataset", "tfrecord", "--out", ")" + out_dir + R"(", "--limit", "20", "--train-shards", "2", "--test-shards", "1", "--format", "jpeg", "--quality", "95"]
+runpy.run_path(")" ORCHESTRATE_SOURCE_DIR R"(/scripts/convert_dataset", run_name="__main__")
+from tfrecord import example_pb2
+from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import PyRecordReader_New
+reader = PyRecordReader_New(")" + out_dir + R"(/train-00000-of-00002")
+reader.GetNext()
+example = example_pb2.Example.FromString(reader.record())
+assert example.features.feature["image/format"].bytes_list.value == [b"jpeg"], example.features.feature["image/format"]
+import gzip
+images = gzip.open("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz").read()[16:16 + 20 * 784]
+labels = gzip.open("/usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz").read()[8:8 + 20]
+open(")" + dir.file("train.bin") + R"(", "wb").write(images + labels)
+)");
+  auto& entry = orchestrate::testing::plugin_under_test().datasets().get("tfrecord");
+  auto params = default_params(entry.info.schema);
+  params.set("dir", out_dir);
+  params.set("channels", std::int64_t{1});
+  params.set("index_cache_dir", std::string("off"));
+  const auto dataset = entry.create(params, DatasetSplit::train);
+  ASSERT_EQ(dataset->size(), 20);
+  std::vector<std::int64_t> all(20);
+  for (int i = 0; i < 20; ++i) all[i] = i;
+  const auto batch = orchestrate::testing::float_batch(*dataset, all);
+  const std::string bytes = read_bytes(dir.file("train.bin"));
+  ASSERT_EQ(bytes.size(), 20u * 785);
+  const auto expected = at::from_blob(const_cast<char*>(bytes.data()), {20, 1, 28, 28}, at::kByte).to(at::kFloat) / 255;
+  // Quality 95 keeps the mean error near one grey level; the worst pixel, at an edge, further off.
+  EXPECT_LT((batch.images - expected).abs().mean().item<double>(), 2.0 / 255) << "mean error";
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(batch.labels[i].item<std::int64_t>(), bytes[20 * 784 + i]) << i;
+}
+
 }  // namespace
 }  // namespace orchestrate::tfrecord

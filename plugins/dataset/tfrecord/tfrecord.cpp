@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "image_transforms.h"
 #include "index_cache.h"
 #include "bad_data_policy.h"
+#include "bad_reads.h"
 #include "file_patterns.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
@@ -35,6 +37,7 @@ using orchestrate::Example;
 using orchestrate::SampleRequest;
 using orchestrate::DataError;
 using orchestrate::DatasetInfo;
+using orchestrate::DatasetContext;
 using orchestrate::DatasetSplit;
 using orchestrate::Params;
 using namespace orchestrate::tfrecord;
@@ -84,17 +87,12 @@ SplitIndex index_files(const std::vector<std::string>& files, const RecordRules&
   return index;
 }
 
-std::string first_bad(const SplitIndex& index) {
-  const auto& bad = index.bad.front();
-  return describe_bad_record({index.files[bad.file], bad.record.index, bad.record.offset}, bad.record.cause);
-}
-
-void apply_corrupt_policy(const SplitIndex& index, const Params& params, DatasetSplit split) {
-  if (index.bad.empty()) return;
-  const auto policy = orchestrate::BadDataPolicy::from_params(params, "tfrecord", "record",
-                                                              "on_corrupt = \"skip\" leaves bad records out");
-  orchestrate::apply_bad_data_policy(policy, {index.bad.size(), index.bad.size() + index.records.size(), first_bad(index)},
-                                     split_name(split));
+orchestrate::BadDataCount bad_records(const SplitIndex& index) {
+  orchestrate::BadDataCount count;
+  for (const auto& bad : index.bad)
+    count.add(describe_bad_record({index.files[bad.file], bad.record.index, bad.record.offset}, bad.record.cause));
+  count.seen = index.bad.size() + index.records.size();
+  return count;
 }
 
 std::int64_t largest_label(const SplitIndex& index) {
@@ -105,14 +103,19 @@ std::int64_t largest_label(const SplitIndex& index) {
 
 class TfRecordDataset final : public orchestrate::Dataset {
  public:
-  TfRecordDataset(const Params& params, DatasetSplit split)
+  TfRecordDataset(const Params& params, const DatasetContext& context)
       : rules_(rules_of(params)),
         height_(params.integer("height")),
         width_(params.integer("width")),
         class_names_(params.string_list("class_names")) {
+    const DatasetSplit split = context.split;
     const IndexCache cache = index_cache_of(params);
     index_ = index_files(split_files(params, split), rules_, cache, split);
-    apply_corrupt_policy(index_, params, split);
+    const auto policy = orchestrate::BadDataPolicy::from_params(
+        params, "tfrecord", "record", "on_corrupt = \"skip\" leaves bad records out", context.events);
+    const auto bad = bad_records(index_);
+    orchestrate::apply_bad_data_policy(policy, bad, split_name(split));
+    bad_reads_.emplace(policy, split_name(split), bad.bad, bad.seen);
     if (index_.records.empty())
       throw DataError("[data] tfrecord: the " + std::string(split_name(split)) + " split has no usable records");
     num_classes_ = count_classes(params, split, cache);  // over every record, whatever the limit
@@ -132,23 +135,15 @@ class TfRecordDataset final : public orchestrate::Dataset {
     if (at < 0 || at >= size())
       throw std::out_of_range("tfrecord: index " + std::to_string(at) + " is outside [0, " + std::to_string(size()) +
                               ")");
-    const auto& [file, record] = index_.records[static_cast<std::size_t>(at)];
-    const RecordPlace place{index_.files[file], record.index, record.offset};
-    // Opened per example, not kept: no state shared between pipeline
-    // threads, and no limit on open files however many shards there are.
-    RecordFile reader(place.file);
-    at::Tensor pixels;
-    try {
-      pixels = decode_record_image(read_image_record(reader.read_at(place, record.data_bytes), rules_), rules_,
-                                   decode_min_side(request));
-    } catch (const RecordError& error) {
-      throw DataError("[data] tfrecord: " + std::string(error.what()));
-    } catch (const std::exception& error) {
-      // Found only now when verify_images = false let the image through indexing.
-      throw DataError("[data] tfrecord: " + describe_bad_record(place, error.what()));
-    }
-    if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
-    return {pixels, record.label};
+    return bad_reads_->read(request, size(), [&](std::int64_t i) { return read_example(i, decode_min_side(request)); });
+  }
+
+  std::vector<std::int64_t> examples_per_file() const override {
+    std::vector<std::int64_t> counts(index_.files.size(), 0);
+    for (const auto& record : index_.records) ++counts[record.file];
+    // Files with no usable record (or none left by limit) hold no index.
+    std::erase(counts, 0);
+    return counts;
   }
 
  private:
@@ -175,6 +170,28 @@ class TfRecordDataset final : public orchestrate::Dataset {
     return largest + 1;
   }
 
+  // Example `at`; what a failure throws names the record ("FILE: record N at byte B: CAUSE").
+  Example read_example(std::int64_t at, std::int64_t min_side) const {
+    const auto& [file, record] = index_.records[static_cast<std::size_t>(at)];
+    const RecordPlace place{index_.files[file], record.index, record.offset};
+    // Opened per example, not kept: no state shared between pipeline
+    // threads, and no limit on open files however many shards there are.
+    at::Tensor pixels;
+    try {
+      RecordFile reader(place.file);
+      pixels = decode_record_image(read_image_record(reader.read_at(place, record.data_bytes), rules_), rules_,
+                                   min_side);
+    } catch (const RecordError&) {
+      throw;  // names the record already
+    } catch (const std::exception& error) {
+      // Found only now when verify_images = false let the image through
+      // indexing, or when the file changed since.
+      throw std::runtime_error(describe_bad_record(place, error.what()));
+    }
+    if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
+    return {pixels, record.label};
+  }
+
   // A fixed decode size needs both its sides; otherwise the preprocessing's hint.
   std::int64_t decode_min_side(const SampleRequest& request) const {
     return height_ > 0 ? std::max(height_, width_) : request.min_side;
@@ -186,6 +203,7 @@ class TfRecordDataset final : public orchestrate::Dataset {
   std::vector<std::string> class_names_;
   std::int64_t num_classes_ = 0;
   SplitIndex index_;  // only read after construction
+  std::optional<orchestrate::BadReads> bad_reads_;  // set in the constructor
 };
 
 void register_components(orchestrate::Registry& registry) {
@@ -249,7 +267,7 @@ void register_components(orchestrate::Registry& registry) {
   registry.datasets().add(
       "tfrecord", "TFRecord files of tf.train.Example images (JPEG/PNG) and labels, with a cached record index",
       std::move(schema),
-      [](const Params& params, DatasetSplit split) { return std::make_unique<TfRecordDataset>(params, split); });
+      [](const Params& params, const DatasetContext& context) { return std::make_unique<TfRecordDataset>(params, context); });
 }
 
 }  // namespace

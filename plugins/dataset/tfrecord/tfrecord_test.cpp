@@ -7,6 +7,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -29,6 +30,23 @@ using orchestrate::testing::ScratchDir;
 using testing::encode_png;
 using testing::flip_byte;
 using testing::test_image;
+
+// What a dataset reports for its run's events.
+class RecordedEvents final : public DataEventSink {
+ public:
+  void event(const std::string& kind, const std::string& message) override {
+    std::lock_guard lock(mutex_);
+    events_.push_back(kind + ": " + message);
+  }
+  std::vector<std::string> events() const {
+    std::lock_guard lock(mutex_);
+    return events_;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<std::string> events_;
+};
 
 // What a construction printed to stderr (the plugin's reports), and what it built.
 struct Built {
@@ -73,13 +91,14 @@ class TfRecordDataset : public ::testing::Test {
     return p;
   }
 
-  Built build(DatasetSplit split, const std::function<void(Params&)>& customize = {}) const {
+  Built build(DatasetSplit split, const std::function<void(Params&)>& customize = {},
+              DataEventSink* events = nullptr) const {
     auto& entry = orchestrate::testing::plugin_under_test().datasets().get("tfrecord");
     std::ostringstream captured;
     auto* previous = std::cerr.rdbuf(captured.rdbuf());
     Built built;
     try {
-      built.dataset = entry.create(params(customize), split);
+      built.dataset = entry.create(params(customize), DatasetContext{split, events});
     } catch (...) {
       std::cerr.rdbuf(previous);
       throw;
@@ -341,6 +360,70 @@ TEST_F(TfRecordDataset, WithoutImageVerificationABadImageFailsWhenRead) {
         << error.what();
   }
   EXPECT_NE(train_error().find("record 0 at byte 0: image/encoded: corrupt PNG"), std::string::npos) << train_error();
+}
+
+TEST_F(TfRecordDataset, SkippedRecordsAreReportedAsEventsEachAndASummary) {
+  const auto& offsets = offsets_["train-00000-of-00002"];
+  flip_byte(shard("train-00000-of-00002"), offsets[1] + kRecordHeaderBytes + 10);
+  testing::truncate_to(shard("train-00001-of-00002"), offsets_["train-00001-of-00002"][2] + 30);
+  RecordedEvents events;
+  const auto skipped = build(DatasetSplit::train, [](Params& p) {
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.5);
+  }, &events);
+  EXPECT_EQ(skipped.dataset->size(), 4);
+  const auto recorded = events.events();
+  ASSERT_EQ(recorded.size(), 3u);
+  EXPECT_EQ(recorded[0].rfind("bad_data: [data] tfrecord: train split: skipped " + shard("train-00000-of-00002") +
+                                  ": record 1 at byte " + std::to_string(offsets[1]) + ": bad data CRC",
+                              0),
+            0u)
+      << recorded[0];
+  EXPECT_EQ(recorded[1].rfind("bad_data: [data] tfrecord: train split: skipped " + shard("train-00001-of-00002") +
+                                  ": record 2 at byte ",
+                              0),
+            0u)
+      << recorded[1];
+  EXPECT_EQ(recorded[2].rfind("bad_data: [data] tfrecord: skipped 2 bad records of 6 in the train split; the first: ", 0),
+            0u)
+      << recorded[2];
+}
+
+TEST_F(TfRecordDataset, WithSkipABadImageFoundWhenReadIsReplacedByTheNextRecordAndReportedOnce) {
+  write_shard("train-00001-of-00002", {3, 4, 5}, [](std::int64_t id, std::string payload) {
+    if (id != 3) return payload;
+    const std::string png = encode_png(test_image(3));
+    return serialize_labelled_image({png.substr(0, png.size() / 2), "png", 3}, {});  // cut short
+  });
+  RecordedEvents events;
+  const auto train = build(DatasetSplit::train, [](Params& p) {
+    p.set("verify_images", false);
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.5);
+  }, &events).dataset;
+  ASSERT_EQ(train->size(), 6);
+  for (int pass = 0; pass < 2; ++pass) {  // the second time: replaced again, not reported again
+    const auto batch = orchestrate::testing::float_batch(*train, {3, 5});
+    EXPECT_TRUE(batch.images[0].equal(expected_image(4)));  // index 3 (image 3) replaced by index 4
+    EXPECT_EQ(batch.labels[0].item<std::int64_t>(), label_of(4));
+  }
+  const auto recorded = events.events();
+  ASSERT_EQ(recorded.size(), 1u);
+  EXPECT_NE(recorded[0].find("train split: skipped " + shard("train-00001-of-00002") +
+                             ": record 0 at byte 0: image/encoded: "),
+            std::string::npos)
+      << recorded[0];
+  EXPECT_NE(recorded[0].find("(found when read in epoch 1; example 3 replaced by the next one that reads)"),
+            std::string::npos)
+      << recorded[0];
+}
+
+TEST_F(TfRecordDataset, TellsHowManyRecordsEachFileHoldsForShardingByFile) {
+  write_shard("train-00001-of-00002", {3, 4, 5, 6});
+  EXPECT_EQ(build(DatasetSplit::train).dataset->examples_per_file(), (std::vector<std::int64_t>{3, 4}));
+  // limit keeps the first records: the second file then holds one.
+  EXPECT_EQ(build(DatasetSplit::train, [](Params& p) { p.set("limit", std::int64_t{4}); }).dataset->examples_per_file(),
+            (std::vector<std::int64_t>{3, 1}));
 }
 
 TEST_F(TfRecordDataset, AFileDamagedAfterIndexingFailsTheBatchNamingTheRecord) {

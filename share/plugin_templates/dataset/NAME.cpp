@@ -70,8 +70,8 @@ void register_components(orchestrate::Registry& registry) {
       orchestrate::int_param("seed", 0, "fixes every example's noise").at_least(0),
   };
   registry.datasets().add("{{name}}", "synthetic 28x28 images: a bright band per class on noise", std::move(schema),
-                          [](const orchestrate::Params& params, orchestrate::DatasetSplit split) {
-                            return std::make_unique<{{Name}}>(params, split);
+                          [](const orchestrate::Params& params, const orchestrate::DatasetContext& context) {
+                            return std::make_unique<{{Name}}>(params, context.split);
                           });
 }
 
