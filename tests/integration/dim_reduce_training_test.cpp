@@ -197,24 +197,25 @@ TEST(DimReduceTraining, BothStagesInOneRun) {
                                                         "[dim_reduce]\nenabled = true\nfrom_epoch = 3\n"
                                                         "n_components = 8\nline_search_steps = 10\n");
   const std::string db = dir.file("runs.db");
-  const auto result = run_orchestrate("run " + recipe + " --db " + db + " --set run.epochs=3");
+  // Half the slice (16 updates an epoch): the switch is what is tested here.
+  const auto result = run_orchestrate("run " + recipe + " --db " + db + " --set run.epochs=3 --set data.limit=1024");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   RunStore store(db, StoreAccess::read_only);
   const auto run = store.find_run("1");
   ASSERT_TRUE(run);
   EXPECT_EQ(run->status, "finished");
-  // The PCA is computed between epoch 2's last snapshot (update 64) and the
-  // next one (update 66): stage 2 starts with epoch 3, from 12 snapshots.
+  // The PCA is computed between epoch 2's last snapshot (update 32) and the
+  // next one (update 34): stage 2 starts with epoch 3, from 12 of the 16 snapshots.
   std::string sequence;
   for (const auto& event : store.events(1))
     if (event.kind == "dim_reduce" || event.kind == "snapshot") sequence += event.kind + ": " + event.message + "\n";
   const auto pca = sequence.find("dim_reduce: PCA of 12 weight snapshots");
   ASSERT_NE(pca, std::string::npos) << sequence;
-  EXPECT_NE(sequence.rfind("weight snapshot at step 64:", pca), std::string::npos) << sequence;
-  EXPECT_EQ(sequence.find("weight snapshot at step 66:"), sequence.find("weight snapshot at step", pca)) << sequence;
+  EXPECT_NE(sequence.rfind("weight snapshot at step 32:", pca), std::string::npos) << sequence;
+  EXPECT_EQ(sequence.find("weight snapshot at step 34:"), sequence.find("weight snapshot at step", pca)) << sequence;
   EXPECT_TRUE(fs::exists(dir.file("artifacts/run-1/pca_mat.safetensors")));
   EXPECT_EQ(run->final_metrics.count("train/dim_reduce_trials"), 1u) << "stage 2 took the last updates";
-  EXPECT_EQ(store.step_timings(1).size(), 96u);
+  EXPECT_EQ(store.step_timings(1).size(), 48u);
   EXPECT_TRUE(std::isfinite(run->final_metrics.at("eval/loss")));
   std::cout << "eval/top1 after both stages: " << run->final_metrics.at("eval/top1") << "\n";
 }
