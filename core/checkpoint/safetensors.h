@@ -22,6 +22,9 @@ struct NamedTensors {
   std::map<std::string, std::string> metadata;  // the file's "__metadata__"
 };
 
+// "[10, 84]": a tensor's shape as error messages and records show it.
+std::string shape_text(c10::IntArrayRef sizes);
+
 // Writes `content` to `path` (replacing it) and fsyncs the file. Tensors may be
 // on any device, in any layout, non-contiguous: each is copied to CPU and made
 // contiguous one at a time while writing. Names must be unique and non-empty.

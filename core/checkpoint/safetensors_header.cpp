@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "orchestrate/error.h"
+#include "safetensors.h"
 
 namespace orchestrate::safetensors_format {
 namespace {
@@ -56,12 +57,6 @@ constexpr std::string_view kDamaged = "the file is damaged or was not written by
 
 [[noreturn]] void fail(const std::string& path, const std::string& problem) {
   throw DataError(path + ": " + problem);
-}
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
 }
 
 // nlohmann keeps the last of duplicate keys silently; a header naming a tensor

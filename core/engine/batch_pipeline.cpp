@@ -9,6 +9,7 @@
 #include <string>
 
 #include "orchestrate/error.h"
+#include "safetensors.h"
 
 namespace orchestrate {
 
@@ -20,12 +21,6 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
-}
-
-std::string shape_text(at::IntArrayRef sizes) {
-  std::string out;
-  for (const auto side : sizes) out += (out.empty() ? "" : "x") + std::to_string(side);
-  return out;
 }
 
 }  // namespace

@@ -316,39 +316,31 @@ class TrainingRun {
   // epoch, from this run's own snapshots, unless `resumed_at` (a
   // checkpoint's update) is already past its start.
   void set_up_dim_reduce(const TrainOptions& options, std::optional<std::int64_t> resumed_at) {
-    NamedParameters trainable;
     for (const auto& group : c_.groups)
-      for (const auto& parameter : group.parameters) trainable.emplace_back(parameter.name, parameter.tensor);
-    const std::string artifacts =
-        options.artifact_root.empty() ? directory_beside_store(store_.path(), kArtifactDirectory) : options.artifact_root;
-    if (s_.snapshots.policy.enabled() && leader_) {
-      const std::string directory = s_.snapshots.dir.empty()
-                                        ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), run_id_)
-                                        : s_.snapshots.dir;
-      snapshots_ = std::make_unique<WeightSnapshots>(s_.snapshots.policy, directory);
-      snapshot_parameters_ = trainable;
-    }
+      for (const auto& parameter : group.parameters) trainable_.emplace_back(parameter.name, parameter.tensor);
+    const std::string snapshot_directory =
+        s_.snapshots.dir.empty() ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), run_id_)
+                                 : s_.snapshots.dir;
+    if (s_.snapshots.policy.enabled() && leader_)
+      snapshots_ = std::make_unique<WeightSnapshots>(s_.snapshots.policy, snapshot_directory);
     if (!s_.dim_reduce.enabled) return;
     dim_reduce_settings_ = s_.dim_reduce;
     if (dim_reduce_settings_.snapshots.empty() && s_.snapshots.policy.enabled())
-      dim_reduce_settings_.snapshots = s_.snapshots.dir.empty()
-                                           ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), run_id_)
-                                           : s_.snapshots.dir;
-    dim_reduce_parameters_ = trainable;
+      dim_reduce_settings_.snapshots = snapshot_directory;
+    const std::string artifacts =
+        options.artifact_root.empty() ? directory_beside_store(store_.path(), kArtifactDirectory) : options.artifact_root;
     dim_reduce_pca_path_ = run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors";
-    const std::int64_t stage_two_start = (s_.dim_reduce.from_epoch - 1) * c_.updates_per_epoch;
-    if (!resumed_at) {
-      if (s_.dim_reduce.from_epoch <= 1) start_dim_reduce(false);
-    } else if (*resumed_at > stage_two_start || s_.dim_reduce.from_epoch <= 1) {
-      start_dim_reduce(true);
-    }
+    const bool whole_run = s_.dim_reduce.from_epoch <= 1;
+    const bool resumed_in_stage_two =
+        resumed_at && *resumed_at > (s_.dim_reduce.from_epoch - 1) * c_.updates_per_epoch;
+    if (whole_run || resumed_in_stage_two) start_dim_reduce(resumed_at.has_value());
   }
 
   // Builds stage 2: the PCA (computed, or read back when `resuming`) and the
   // quasi-Newton state that replaces the optimizer's step from now on.
   void start_dim_reduce(bool resuming) {
     dim_reduce_ = std::make_unique<DimReduceTraining>(
-        dim_reduce_settings_, dim_reduce_parameters_,
+        dim_reduce_settings_, trainable_,
         [this](at::Tensor& tensor) {
           if (collective_) collective_->broadcast(tensor);
         },
@@ -380,7 +372,7 @@ class TrainingRun {
 
   void save_snapshot_if_due(bool due) {
     if (!snapshots_ || !due) return;
-    const std::string path = snapshots_->save(snapshot_parameters_, update_, last_epoch_);
+    const std::string path = snapshots_->save(trainable_, update_, last_epoch_);
     store_.record_event(run_id_, "snapshot", "weight snapshot at step " + std::to_string(update_) + ": " + path);
     last_step_end_ = Clock::now();  // saving is not the next step's time
   }
@@ -735,10 +727,9 @@ class TrainingRun {
   std::int64_t evaluated_at_step_ = -1;
   std::map<std::string, double> latest_metrics_;  // for checkpoint records
   std::unique_ptr<WeightSnapshots> snapshots_;    // [snapshots], on rank 0
-  NamedParameters snapshot_parameters_;
+  NamedParameters trainable_;                      // by name: what snapshots save and stage 2 projects
   std::unique_ptr<DimReduceTraining> dim_reduce_;  // [dim_reduce] enabled, once stage 2 has started
   DimReduceSettings dim_reduce_settings_;           // with the snapshot directory resolved
-  NamedParameters dim_reduce_parameters_;
   std::string dim_reduce_pca_path_;                 // where the run saves its PCA matrix
   std::vector<std::pair<std::string, at::Tensor>> dim_reduce_state_;  // see TrainerStateRefs
   at::Tensor dim_reduce_images_, dim_reduce_labels_;  // the update's batch, for the line search

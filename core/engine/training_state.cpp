@@ -27,12 +27,6 @@ std::vector<std::pair<std::string, at::Generator>> default_generators() {
 
 }  // namespace
 
-std::string shape_text(at::IntArrayRef sizes) {
-  std::ostringstream out;
-  out << sizes;
-  return out.str();
-}
-
 NamedTensors model_state(const torch::nn::Module& model) {
   NamedTensors out;
   for (const auto& item : model.named_parameters(/*recurse=*/true)) out.tensors.emplace_back(item.key(), item.value().detach());

@@ -20,9 +20,6 @@
 
 namespace orchestrate {
 
-// "[10, 84]": a tensor's shape as error messages and records show it.
-std::string shape_text(at::IntArrayRef sizes);
-
 // Parameters then buffers, by their module names: the model's state dict.
 NamedTensors model_state(const torch::nn::Module& model);
 

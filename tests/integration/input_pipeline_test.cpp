@@ -13,6 +13,16 @@
 namespace orchestrate::testing {
 namespace {
 
+// The model and optimizer both recipes train, without evaluation.
+const char* const kConvNetWithoutEval = R"([model]
+plugin = "convnet"
+[optimizer]
+plugin = "adam"
+lr = 0.001
+[eval]
+enabled = false
+)";
+
 // 8 steps an epoch; 12 steps reach into the second epoch, which the cache serves.
 const std::string kMockRecipe = R"(schema_version = 1
 [run]
@@ -29,14 +39,7 @@ test_size = 32
 plugin = "resnet"
 size = 32
 resize_size = 36
-[model]
-plugin = "convnet"
-[optimizer]
-plugin = "adam"
-lr = 0.001
-[eval]
-enabled = false
-)";
+)" + std::string(kConvNetWithoutEval);
 
 // The first 16 Fashion-MNIST images as TFRecord files: 4 steps an epoch.
 const std::string kTfRecordRecipe = std::string(R"(schema_version = 1
@@ -50,14 +53,7 @@ channels = 1
 height = 28
 width = 28
 index_cache_dir = "off"
-[model]
-plugin = "convnet"
-[optimizer]
-plugin = "adam"
-lr = 0.001
-[eval]
-enabled = false
-)";
+)" + kConvNetWithoutEval;
 
 std::vector<double> losses(ScratchDir& dir, const std::string& recipe, const std::string& sets) {
   static int runs = 0;

@@ -25,12 +25,6 @@ std::string snapshot_name(std::int64_t step) {
   return name;
 }
 
-std::string shape_text(at::IntArrayRef sizes) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
-  return text + "]";
-}
-
 }  // namespace
 
 WeightSnapshots::WeightSnapshots(SnapshotPolicy policy, std::string directory)
