@@ -1,0 +1,9 @@
+
+5
+
+image/class/label
+
+
+image/format
+
+png
