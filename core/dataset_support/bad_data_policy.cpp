@@ -31,6 +31,18 @@ void BadDataPolicy::check_fraction(std::size_t bad, std::size_t seen, const std:
   throw DataError(prefix() + counted(bad, seen, split) + " (" + text + "); " + which + ": " + latest);
 }
 
+void BadDataPolicy::check_byte_fraction(std::uint64_t lost, std::uint64_t total, const std::string& split,
+                                        const std::string& which, const std::string& latest) const {
+  if (total == 0) return;
+  const double fraction = static_cast<double>(lost) / static_cast<double>(total);
+  if (fraction <= max_fraction) return;
+  char text[96];
+  std::snprintf(text, sizeof text, "%.4g %% of them, more than max_corrupt_fraction = %.4g", 100 * fraction,
+                max_fraction);
+  throw DataError(prefix() + std::to_string(lost) + " of the " + std::to_string(total) + " bytes of the " + split +
+                  " split are in damaged regions, whose " + item + "s cannot be counted (" + text + "); " + which + ": " + latest);
+}
+
 void BadDataPolicy::report(const std::string& message, bool also_print) const {
   // Printed too: a run without a store (a tool, a test) still says what it left out.
   if (also_print) std::cerr << prefix() << message << "\n";
@@ -44,7 +56,9 @@ void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const
                               "; skip leaves it out and records it in the run's events (bad_data)")
                  .one_of({"fail", "skip"}));
   schema.add(real_param("max_corrupt_fraction", 0.01,
-                        "with on_corrupt = \"skip\": a split with a larger fraction of bad " + item + "s is an error")
+                        "with on_corrupt = \"skip\": a split with a larger fraction of bad " + item +
+                            "s (or of its bytes in damaged regions of files, where a " + item +
+                            " count cannot be known) is an error")
                  .between(0.0, 1.0));
 }
 
@@ -69,8 +83,12 @@ void apply_bad_data_policy(const BadDataPolicy& policy, const BadDataCount& coun
   const std::string& first = count.listed.front();
   if (!policy.skip) throw DataError(policy.prefix() + first + " (" + counted + "; " + policy.fix + ")");
   policy.check_fraction(count.bad, count.seen, split, "the first", first);
+  policy.check_byte_fraction(count.region_bytes, count.bytes, split, "the first", count.first_region);
   for (const auto& item : count.listed) policy.report(split + " split: skipped " + item, false);
-  policy.report("skipped " + counted + "; the first: " + first +
+  const std::string bytes = count.region_bytes == 0 ? std::string()
+                                                    : " (" + std::to_string(count.region_bytes) + " of its " +
+                                                          std::to_string(count.bytes) + " bytes in damaged regions)";
+  policy.report("skipped " + counted + bytes + "; the first: " + first +
                 (count.bad > count.listed.size()
                      ? " (the first " + std::to_string(count.listed.size()) + " are listed)"
                      : std::string()));

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ struct BadDataPolicy {
   // Throws DataError when `bad` of `seen` is more than max_fraction; `latest` names one of them.
   void check_fraction(std::size_t bad, std::size_t seen, const std::string& split, const std::string& which,
                       const std::string& latest) const;
+  // The same for bytes: `lost` of a split's `total` bytes in damaged
+  // regions. A region may hide any number of items and counts as one, but
+  // its bytes are known exactly, so a split that lost much of its data
+  // fails here even when its item count looks small.
+  void check_byte_fraction(std::uint64_t lost, std::uint64_t total, const std::string& split,
+                           const std::string& which, const std::string& latest) const;
   // A run event of kind "bad_data", when there is a run; `also_print`: the
   // same line on stderr too (summaries; not each of a list the summary counts).
   void report(const std::string& message, bool also_print = true) const;
@@ -58,7 +65,18 @@ struct BadDataCount {
   std::size_t bad = 0;
   std::size_t seen = 0;             // bad and usable together
   std::vector<std::string> listed;  // the first kListedBadItems bad items, described: "FILE: ...: CAUSE"
-  void add(std::string described) {
+  // For datasets whose files can hold damaged regions (a TFRecord file
+  // after a bad length): each counts as one bad item, however many items it
+  // hid, and its bytes are counted here. `bytes`: of the whole split (0:
+  // bytes are not counted).
+  std::uint64_t region_bytes = 0;
+  std::uint64_t bytes = 0;
+  std::string first_region;  // described, as in `listed`
+  void add(std::string described, std::uint64_t damaged_region_bytes = 0) {
+    if (damaged_region_bytes > 0) {
+      if (first_region.empty()) first_region = described;
+      region_bytes += damaged_region_bytes;
+    }
     if (bad++ < kListedBadItems) listed.push_back(std::move(described));
   }
 };

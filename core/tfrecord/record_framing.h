@@ -10,18 +10,16 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "byte_source.h"
+#include "frame_checks.h"
 #include "record_error.h"
+#include "record_resync.h"
 
 namespace orchestrate::tfrecord {
-
-inline constexpr std::uint64_t kRecordHeaderBytes = 12;  // length and its CRC
-inline constexpr std::uint64_t kRecordFooterBytes = 4;   // the data's CRC
-inline constexpr std::uint64_t framed_size(std::uint64_t data_bytes) {
-  return kRecordHeaderBytes + data_bytes + kRecordFooterBytes;
-}
 
 // Writes a new file record by record (truncating an existing one).
 class TfRecordWriter {
@@ -44,35 +42,48 @@ class TfRecordWriter {
 
 struct ScannedRecord {
   RecordPlace place;
-  std::string data;    // as stored, even when damaged
+  std::string data;    // as stored, even when damaged ("" after a bad length)
   std::string damage;  // "" when both CRCs match; otherwise why not
-  // A bad data CRC leaves the next record findable; a bad length CRC or a
-  // truncated record does not (the length is not to be trusted), so the scan
-  // ends with such a record.
+  // After a bad length: the bytes skipped, up to the next intact record or
+  // the end of the file (see record_resync.h). They count as one record,
+  // though they may have held any number. 0 for every other record, damaged
+  // or not: each is exactly one record.
+  std::uint64_t region_bytes = 0;
+  // A bad data CRC leaves the next record findable, and so does a bad
+  // length CRC when an intact record follows somewhere; a truncated record,
+  // or a bad length with no intact record after it, ends the scan.
   bool ends_scan = false;
 };
 
-// Reads a file's records front to back.
+// Reads a file's records front to back. After a bad length CRC it goes on
+// at the next intact record (find_intact_record), counting what it skipped
+// as one damaged record: record numbers after such a region count the
+// region as one record, whatever it held; byte offsets stay exact.
 class TfRecordScanner {
  public:
   explicit TfRecordScanner(std::string path);  // a file that cannot be opened: DataError
-  ~TfRecordScanner();
+  // Scans `bytes` (which must outlive the scanner); `name` stands for the
+  // file in places. For tests and fuzz targets.
+  TfRecordScanner(std::string name, std::string_view bytes);
   TfRecordScanner(const TfRecordScanner&) = delete;
   TfRecordScanner& operator=(const TfRecordScanner&) = delete;
 
   // Fills `record` with the next record; false at the end of the file or
   // after a record that ends the scan. A read error throws DataError.
   bool next(ScannedRecord& record);
+  // Bytes in the file (or buffer) when the scan began.
+  std::uint64_t size() const { return source_->size(); }
 
  private:
-  std::size_t read_up_to(void* destination, std::size_t bytes);
+  // Fills `record` for a header whose length CRC failed, and moves past the damage.
+  void skip_damaged_region(ScannedRecord& record, std::string cause);
 
-  std::string path_;
-  std::FILE* file_ = nullptr;
-  std::uint64_t size_ = 0;
+  std::string name_;
+  std::unique_ptr<ByteSource> source_;
   std::uint64_t offset_ = 0;
   std::uint64_t index_ = 0;
   bool ended_ = false;
+  ResyncBudget budget_;
 };
 
 // A file open for reads at known offsets. read_at is const and uses pread,

@@ -35,14 +35,7 @@ ImageRecord read_image_record(std::string_view data, const RecordRules& rules) {
   ImageRecord record{parse_labelled_image(data, rules.keys), 0};
   if (record.image.encoded.empty()) throw ExampleError("zero-byte image in feature '" + rules.keys.image + "'");
   check_format(record.image, rules.keys);
-  record.label = record.image.label - rules.label_offset;
-  const bool too_high = rules.num_classes > 0 && record.label >= rules.num_classes;
-  if (record.label < 0 || too_high) {
-    std::string stored = std::to_string(record.image.label);
-    if (rules.label_offset != 0) stored += " less label_offset " + std::to_string(rules.label_offset);
-    throw ExampleError("label " + std::to_string(record.label) + " (" + rules.keys.label + " " + stored + ") is " +
-                       (too_high ? "outside [0, " + std::to_string(rules.num_classes) + ")" : "negative"));
-  }
+  record.label = class_of_label(record.image.label, {rules.keys.label, rules.label_offset, rules.num_classes});
   return record;
 }
 

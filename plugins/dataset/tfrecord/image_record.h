@@ -11,13 +11,14 @@
 #include <string_view>
 
 #include "labelled_image.h"
+#include "record_label.h"
 
 namespace orchestrate::tfrecord {
 
 struct RecordRules {
   ExampleKeys keys;
   std::int64_t label_offset = 0;  // subtracted from every stored label (MoXing's labels_offset)
-  std::int64_t num_classes = 0;   // 0: any label >= 0 is a class
+  std::int64_t num_classes = 0;   // declared or named by class_names; 0: counted (any label below kMaxClasses)
   bool verify_images = true;      // decode every image when indexing
   std::int64_t channels = 3;      // what images decode to
 
@@ -33,7 +34,7 @@ struct ImageRecord {
 };
 
 // Parses `data` and checks its features and label (not the pixels); a bad
-// record throws ExampleError with the cause.
+// record throws ExampleError with the cause (class_of_label's for a label).
 ImageRecord read_image_record(std::string_view data, const RecordRules& rules);
 
 // The decoded pixels, uint8 [H, W, rules.channels]; an image that does not

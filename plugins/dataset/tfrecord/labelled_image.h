@@ -4,9 +4,10 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "orchestrate/error.h"
 
 namespace orchestrate::tfrecord {
 
@@ -22,12 +23,15 @@ struct LabelledImage {
   std::int64_t label = 0;  // as stored, before any label offset
 };
 
-// A payload that is not such an Example; what() is the cause alone.
-class ExampleError : public std::runtime_error {
+// A payload that is not such an Example; what() is the cause alone. A
+// DataError, so a fuzz target or tool can tell bad input from a bug.
+class ExampleError : public DataError {
  public:
-  using std::runtime_error::runtime_error;
+  using DataError::DataError;
 };
 
+// Parses any bytes (a fuzz target calls it on arbitrary input): a payload
+// that is not such an Example throws ExampleError.
 LabelledImage parse_labelled_image(std::string_view payload, const ExampleKeys& keys);
 
 // The serialized tf.train.Example holding `image` under `keys` (the format

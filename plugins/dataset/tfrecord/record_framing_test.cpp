@@ -1,4 +1,5 @@
 #include "record_framing.h"
+#include "crc32c.h"
 
 #include <gtest/gtest.h>
 
@@ -91,14 +92,26 @@ TEST_F(RecordFraming, FlippedDataByteIsABadDataCrcAndTheScanGoesOn) {
   }
 }
 
-TEST_F(RecordFraming, FlippedLengthByteIsABadLengthCrcThatEndsTheScan) {
+TEST_F(RecordFraming, FlippedLengthByteSkipsToTheNextIntactRecordCountingWhatItLost) {
   flip_byte(path_, offsets_[2] + 1);
   const auto records = scan(path_);
-  ASSERT_EQ(records.size(), 3u);
+  ASSERT_EQ(records.size(), 4u);
   EXPECT_EQ(records[1].damage, "");
-  EXPECT_NE(records[2].damage.find("bad length CRC"), std::string::npos) << records[2].damage;
-  EXPECT_TRUE(records[2].ends_scan);
+  EXPECT_EQ(records[2].damage.rfind("bad length CRC (stored 0x", 0), 0u) << records[2].damage;
+  const std::uint64_t lost = offsets_[3] - offsets_[2];
+  EXPECT_NE(records[2].damage.find("): lost " + std::to_string(lost) +
+                                   " bytes (at least 1 record) before the next intact record, at byte " +
+                                   std::to_string(offsets_[3])),
+            std::string::npos)
+      << records[2].damage;
+  EXPECT_EQ(records[2].region_bytes, lost);
+  EXPECT_FALSE(records[2].ends_scan);
   EXPECT_EQ(records[2].place.offset, offsets_[2]);
+  // The record after the damage is read whole, numbered as if the region held one record.
+  EXPECT_EQ(records[3].damage, "");
+  EXPECT_EQ(records[3].data, records_[3]);
+  EXPECT_EQ(records[3].place.index, 3u);
+  EXPECT_EQ(records[3].place.offset, offsets_[3]);
   try {
     RecordFile(path_).read_at({path_, 2, offsets_[2]}, records_[2].size());
     FAIL() << "expected a RecordError";
@@ -106,6 +119,71 @@ TEST_F(RecordFraming, FlippedLengthByteIsABadLengthCrcThatEndsTheScan) {
     EXPECT_EQ(error.place().index, 2u);
     EXPECT_NE(error.cause().find("bad length CRC"), std::string::npos) << error.what();
   }
+}
+
+TEST_F(RecordFraming, ADamagedLengthWithNoIntactRecordAfterItLosesTheRestOfTheFile) {
+  flip_byte(path_, offsets_[3] + 1);
+  const auto records = scan(path_);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[2].data, records_[2]);
+  EXPECT_NE(records[3].damage.find("): lost the remaining 19 bytes (at least 1 record): no intact record follows"),
+            std::string::npos)
+      << records[3].damage;
+  EXPECT_EQ(records[3].region_bytes, 19u);
+  EXPECT_TRUE(records[3].ends_scan);
+}
+
+TEST_F(RecordFraming, GarbageBetweenRecordsIsOneDamagedRegionOfItsExactSize) {
+  auto bytes = read_bytes(path_);
+  std::string garbage;
+  for (int i = 0; i < 5000; ++i) garbage += static_cast<char>((i * 7919 + 13) % 251);
+  bytes.insert(offsets_[1], garbage);
+  TfRecordScanner scanner("in memory", bytes);
+  std::vector<ScannedRecord> records;
+  for (ScannedRecord record; scanner.next(record);) records.push_back(record);
+  ASSERT_EQ(records.size(), 5u);
+  EXPECT_EQ(records[0].data, records_[0]);
+  EXPECT_EQ(records[1].place.file, "in memory");
+  EXPECT_EQ(records[1].place.offset, offsets_[1]);
+  EXPECT_EQ(records[1].region_bytes, garbage.size());
+  EXPECT_NE(records[1].damage.find("lost 5000 bytes (at least 1 record)"), std::string::npos) << records[1].damage;
+  for (std::size_t i = 2; i < records.size(); ++i) {
+    EXPECT_EQ(records[i].damage, "");
+    EXPECT_EQ(records[i].data, records_[i - 1]);
+    EXPECT_EQ(records[i].place.offset, offsets_[i - 1] + garbage.size());
+  }
+}
+
+// A hostile file that plants a header with a matching length CRC every 12
+// bytes, each claiming the rest of the file, would make the resync check
+// ~n^2/24 bytes of CRC (here 100,000 candidates: ~60 GB, minutes); the
+// budget keeps it to about two passes, so this test takes milliseconds.
+TEST(RecordFramingResync, PlantedCandidatesCannotMakeTheScanQuadratic) {
+  constexpr std::uint64_t kCandidates = 100000;
+  const std::uint64_t size = kRecordHeaderBytes * (kCandidates + 1);
+  std::string bytes(size, '\0');  // the first 12 bytes: a header whose CRC does not match
+  for (std::uint64_t k = 1; k <= kCandidates; ++k) {
+    char* header = bytes.data() + kRecordHeaderBytes * k;
+    put_little_endian_u64(header, size - kRecordHeaderBytes * k - framed_size(0));
+    put_little_endian_u32(header + 8, masked_crc32c(std::string_view(header, 8)));
+  }
+  TfRecordScanner scanner("planted", bytes);
+  ScannedRecord record;
+  ASSERT_TRUE(scanner.next(record));
+  // The last candidate but one frames 8 bytes (the last one's length) whose
+  // CRC follows them (the last one's length CRC): an intact record, found
+  // although the first candidate spent nearly all the budget.
+  EXPECT_EQ(record.region_bytes, size - 24);
+  EXPECT_FALSE(record.ends_scan);
+  ASSERT_TRUE(scanner.next(record));
+  EXPECT_EQ(record.damage, "");
+  EXPECT_EQ(record.data.size(), 8u);
+  EXPECT_FALSE(scanner.next(record));
+
+  ResyncBudget budget(10);
+  EXPECT_TRUE(budget.spend(4));
+  EXPECT_FALSE(budget.spend(7));  // more than is left: nothing spent
+  EXPECT_TRUE(budget.spend(6));
 }
 
 TEST_F(RecordFraming, FlippedCrcByteIsACrcMismatchToo) {

@@ -14,6 +14,7 @@ struct FileResult {
   FileIndex index;
   bool scanned = false;
   std::string cache_problem;
+  std::string cache_damage;
   std::exception_ptr error;
 };
 
@@ -21,7 +22,7 @@ FileResult index_one(const std::string& path, const RecordRules& rules, const st
                      const IndexCache& cache) {
   FileResult result;
   const FileStamp before = stamp_of(path);
-  if (auto cached = cache.load(path, before, fingerprint)) {
+  if (auto cached = cache.load(path, before, fingerprint, result.cache_damage)) {
     result.index = std::move(*cached);
     return result;
   }
@@ -63,8 +64,11 @@ SplitIndex index_split(std::vector<std::string> files, const RecordRules& rules,
     const auto file = static_cast<std::uint32_t>(i);
     for (const auto& record : result.index.records) split.records.push_back({file, record});
     for (auto& record : result.index.bad) split.bad.push_back({file, std::move(record)});
+    split.bytes += result.index.file_bytes;
     split.files_scanned += result.scanned;
     if (split.cache_problem.empty()) split.cache_problem = result.cache_problem;
+    if (!result.cache_damage.empty() && split.damaged_cache_entries++ == 0)
+      split.first_cache_damage = result.cache_damage;
   }
   return split;
 }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "image_record.h"
@@ -29,6 +30,7 @@
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"
 #include "record_framing.h"
+#include "record_label.h"
 #include "split_index.h"
 
 namespace {
@@ -61,7 +63,10 @@ RecordRules rules_of(const Params& params) {
   RecordRules rules;
   rules.keys = {params.string("image_key"), params.string("format_key"), params.string("label_key")};
   rules.label_offset = params.integer("label_offset");
+  // class_names alone declares the classes too: a label beyond them is a bad
+  // record here, not a "Target out of bounds" in the loss.
   rules.num_classes = params.integer("num_classes");
+  if (rules.num_classes == 0) rules.num_classes = static_cast<std::int64_t>(params.string_list("class_names").size());
   rules.verify_images = params.boolean("verify_images");
   rules.channels = params.integer("channels");
   return rules;
@@ -76,6 +81,14 @@ IndexCache index_cache_of(const Params& params) {
 SplitIndex index_files(const std::vector<std::string>& files, const RecordRules& rules, const IndexCache& cache,
                        DatasetSplit split) {
   auto index = index_split(files, rules, cache);
+  // Before the "indexed" line, which it explains.
+  if (index.damaged_cache_entries > 0)
+    std::cerr << "[data] tfrecord: warning: a damaged index cache entry was ignored and its file indexed again: "
+              << index.first_cache_damage
+              << (index.damaged_cache_entries == 1
+                      ? std::string()
+                      : " (and " + std::to_string(index.damaged_cache_entries - 1) + " more)")
+              << "\n";
   if (index.files_scanned > 0)
     std::cerr << "[data] tfrecord: indexed " << index.files_scanned << " " << split_name(split) << " file"
               << (index.files_scanned == 1 ? "" : "s")
@@ -90,9 +103,36 @@ SplitIndex index_files(const std::vector<std::string>& files, const RecordRules&
 orchestrate::BadDataCount bad_records(const SplitIndex& index) {
   orchestrate::BadDataCount count;
   for (const auto& bad : index.bad)
-    count.add(describe_bad_record({index.files[bad.file], bad.record.index, bad.record.offset}, bad.record.cause));
+    count.add(describe_bad_record({index.files[bad.file], bad.record.index, bad.record.offset}, bad.record.cause),
+              bad.record.region_bytes);
   count.seen = index.bad.size() + index.records.size();
+  count.bytes = index.bytes;
   return count;
+}
+
+// With classes counted from the train split, a test record may name a class
+// the model will not have: it is a bad record, like a label outside a
+// declared num_classes (which indexing already refused).
+void set_aside_unknown_classes(SplitIndex& index, std::int64_t num_classes, const std::string& label_key) {
+  const auto known = [&](const SplitRecord& record) { return record.record.label < num_classes; };
+  if (std::all_of(index.records.begin(), index.records.end(), known)) return;
+  std::vector<SplitRecord> kept;
+  for (const auto& record : index.records) {
+    if (known(record)) {
+      kept.push_back(record);
+      continue;
+    }
+    const auto& [at, offset, data_bytes, label] = record.record;
+    index.bad.push_back({record.file,
+                         {at, offset, 0,
+                          "label " + std::to_string(label) + " (" + label_key + ", less any label_offset) is outside [0, " +
+                              std::to_string(num_classes) + "), the classes counted from the train split's labels; "
+                              "set num_classes or class_names to declare more"}});
+  }
+  index.records = std::move(kept);
+  std::sort(index.bad.begin(), index.bad.end(), [](const SplitBadRecord& a, const SplitBadRecord& b) {
+    return std::tie(a.file, a.record.offset) < std::tie(b.file, b.record.offset);
+  });
 }
 
 std::int64_t largest_label(const SplitIndex& index) {
@@ -111,6 +151,8 @@ class TfRecordDataset final : public orchestrate::Dataset {
     const DatasetSplit split = context.split;
     const IndexCache cache = index_cache_of(params);
     index_ = index_files(split_files(params, split), rules_, cache, split);
+    num_classes_ = count_classes(params, split, cache);  // over every record, whatever the limit
+    if (num_classes_ > 0) set_aside_unknown_classes(index_, num_classes_, rules_.keys.label);
     const auto policy = orchestrate::BadDataPolicy::from_params(
         params, "tfrecord", "record", "on_corrupt = \"skip\" leaves bad records out", context.events);
     const auto bad = bad_records(index_);
@@ -118,7 +160,6 @@ class TfRecordDataset final : public orchestrate::Dataset {
     bad_reads_.emplace(policy, split_name(split), bad.bad, bad.seen);
     if (index_.records.empty())
       throw DataError("[data] tfrecord: the " + std::string(split_name(split)) + " split has no usable records");
-    num_classes_ = count_classes(params, split, cache);  // over every record, whatever the limit
     if (const std::int64_t limit = params.integer("limit"); limit > 0 && limit < size())
       index_.records.resize(static_cast<std::size_t>(limit));
   }
@@ -150,9 +191,11 @@ class TfRecordDataset final : public orchestrate::Dataset {
   // num_classes as given, else as many as class_names, else counted: the
   // largest label in the train split plus one, for both splits, so that a
   // test split that lacks the last class still agrees with the model.
+  // Labels are below kMaxClasses (class_of_label), so the count cannot
+  // overflow. 0 when there is no record to count from (the caller then
+  // says the split has no usable records).
   std::int64_t count_classes(const Params& params, DatasetSplit split, const IndexCache& cache) const {
     if (rules_.num_classes > 0) return rules_.num_classes;
-    if (!class_names_.empty()) return static_cast<std::int64_t>(class_names_.size());
     std::int64_t largest = largest_label(index_);
     const bool train_files_given = !params.string_list("train_files").empty() || !params.string("dir").empty();
     if (split == DatasetSplit::test && train_files_given) {
@@ -165,6 +208,7 @@ class TfRecordDataset final : public orchestrate::Dataset {
       }
       if (!train_files.empty()) largest = largest_label(index_split(train_files, rules_, cache));
     }
+    if (largest < 0) return 0;
     if (largest < 1)
       throw DataError("[data] tfrecord: every label is 0, so there is one class; set num_classes");
     return largest + 1;
@@ -230,8 +274,9 @@ void register_components(orchestrate::Registry& registry) {
                 "class 0 is 'background'"),
       int_param("num_classes", 0,
                 "number of classes; a label outside [0, num_classes) is a bad record. 0: as many as class_names, "
-                "else the train split's largest label plus one")
-          .at_least(0),
+                "else the train split's largest label plus one (a label of " +
+                    std::to_string(kMaxClasses) + " or more is then a bad record)")
+          .between(0, static_cast<double>(kMaxClasses)),
       string_list_param("class_names", std::vector<std::string>{}, "names of classes 0, 1, ... (optional)"),
       bool_param("verify_images", true,
                  "decode every image when a file is first indexed, so an undecodable image is a bad record then; "

@@ -3,9 +3,12 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -14,6 +17,7 @@
 #include <vector>
 
 #include "image_transforms.h"
+#include "index_entry.h"
 #include "labelled_image.h"
 #include "dataset_batches.h"
 #include "orchestrate/dataset.h"
@@ -71,6 +75,7 @@ class TfRecordDataset : public ::testing::Test {
   void write_shard(const std::string& name, const std::vector<std::int64_t>& ids,
                    const std::function<std::string(std::int64_t, std::string)>& make = {}) {
     TfRecordWriter writer(data_.file(name));
+    offsets_[name].clear();
     for (const auto id : ids) {
       std::string payload = serialize_labelled_image({encode_png(test_image(id)), "png", label_of(id)}, {});
       if (make) payload = make(id, payload);
@@ -207,7 +212,66 @@ TEST_F(TfRecordDataset, ADamagedCacheEntryIsBuiltAgain) {
   EXPECT_EQ(entries, 2);
   const auto again = build(DatasetSplit::train);
   EXPECT_NE(again.stderr_text.find("indexed 2 train files"), std::string::npos) << again.stderr_text;
+  EXPECT_NE(again.stderr_text.find("[data] tfrecord: warning: a damaged index cache entry was ignored and its file "
+                                   "indexed again: " + cache_.path().string() + "/train-0000"),
+            std::string::npos)
+      << again.stderr_text;
+  EXPECT_NE(again.stderr_text.find(" (and 1 more)\n"), std::string::npos) << again.stderr_text;
   EXPECT_EQ(again.dataset->size(), 6);
+}
+
+// Each way a cache entry can be damaged: rebuilt with one warning line naming
+// the entry and the cause, and the same records read as from the data.
+TEST_F(TfRecordDataset, ATruncatedGarbageOrTamperedCacheEntryIsRebuiltWithAWarning) {
+  const auto labels_of = [](const Dataset& dataset) {
+    return orchestrate::testing::float_batch(dataset, all_indices(dataset)).labels;
+  };
+  const auto expected = labels_of(*build(DatasetSplit::train).dataset);
+  const std::string name = "train-00000-of-00002";
+  std::string entry;
+  for (const auto& file : std::filesystem::directory_iterator(cache_.path()))
+    if (file.path().filename().string().rfind(name, 0) == 0) entry = file.path().string();
+  ASSERT_NE(entry, "");
+  const std::string intact = testing::read_bytes(entry);
+
+  // Record 1's number and offset, as the entry stores them (u64, little-endian).
+  const auto u64 = [](std::uint64_t value) {
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(value >> (8 * i));
+    return bytes;
+  };
+  const std::string record_1 = u64(1) + u64(offsets_[name][1]);
+  const auto at = intact.find(record_1);
+  ASSERT_NE(at, std::string::npos);
+  std::string tampered = intact;
+  tampered.replace(at + 8, 8, u64(1u << 30));
+  std::string huge_count = intact;
+  const auto count_at = intact.find(u64(3) + u64(0) + u64(0));  // 3 records, record 0 at number 0, byte 0
+  ASSERT_NE(count_at, std::string::npos);
+  huge_count.replace(count_at, 8, u64(std::uint64_t{1} << 60));
+  std::string garbage(intact.size(), '\0');
+  for (std::size_t i = 0; i < garbage.size(); ++i) garbage[i] = static_cast<char>(i * 131 + 7);
+
+  const std::vector<std::pair<std::string, std::string>> damages{
+      {intact.substr(0, intact.size() / 2), "the entry ends at byte " + std::to_string(intact.size() / 2) + " inside its "},
+      {garbage, "not an index cache entry (no \"orchestrate-tfrecord-index\" magic at its start)"},
+      {tampered, "record 1 of the entry (" },
+      {huge_count, "1152921504606846976 records need at least 32 bytes each, "},
+  };
+  for (const auto& [bytes, cause] : damages) {
+    SCOPED_TRACE(cause);
+    testing::write_bytes(entry, bytes);
+    const auto again = build(DatasetSplit::train);
+    EXPECT_EQ(again.stderr_text.find("[data] tfrecord: warning: a damaged index cache entry was ignored and its "
+                                     "file indexed again: " + entry + ": " + cause),
+              0u)
+        << again.stderr_text;
+    EXPECT_NE(again.stderr_text.find("indexed 1 train file "), std::string::npos) << again.stderr_text;
+    EXPECT_EQ(std::count(again.stderr_text.begin(), again.stderr_text.end(), '\n'), 2) << again.stderr_text;
+    EXPECT_TRUE(labels_of(*again.dataset).equal(expected));
+    EXPECT_EQ(testing::read_bytes(entry), intact);  // rebuilt
+  }
+  EXPECT_EQ(build(DatasetSplit::train).stderr_text, "");  // the rebuilt entries are read
 }
 
 TEST_F(TfRecordDataset, IndexCacheOffScansEveryTime) {
@@ -258,6 +322,104 @@ TEST_F(TfRecordDataset, LabelOutOfRangeFailsOrIsSkipped) {
                   .labels.equal(at::tensor(std::vector<std::int64_t>{0, 1, 2, 0, 1})));
 }
 
+// recipes/fashion_mnist_tfrecord.toml names its classes and gives no
+// num_classes: a label beyond the names is a bad record, not a loss error.
+TEST_F(TfRecordDataset, ClassNamesAloneBoundTheLabels) {
+  write_shard("train-00001-of-00002", {3, 4, 5}, [](std::int64_t id, std::string payload) {
+    return id == 4 ? serialize_labelled_image({encode_png(test_image(id)), "png", 12}, {}) : payload;
+  });
+  auto four_names = [](Params& p) { p.set("class_names", std::vector<std::string>{"a", "b", "c", "d"}); };
+  const std::string first = shard("train-00001-of-00002") + ": record 1 at byte " +
+                            std::to_string(offsets_["train-00001-of-00002"][1]) +
+                            ": label 12 (image/class/label 12) is outside [0, 4)";
+  EXPECT_EQ(train_error(four_names), "[data] tfrecord: " + first +
+                                         " (1 bad record of 6 in the train split; on_corrupt = \"skip\" leaves bad "
+                                         "records out)");
+  const auto skipped = build(DatasetSplit::train, [&](Params& p) {
+    four_names(p);
+    skip(p);
+    p.set("max_corrupt_fraction", 0.5);
+  });
+  EXPECT_EQ(skipped.dataset->size(), 5);
+  EXPECT_NE(skipped.stderr_text.find("skipped 1 bad record of 6 in the train split; the first: " + first),
+            std::string::npos)
+      << skipped.stderr_text;
+  EXPECT_EQ(orchestrate::testing::float_batch(*skipped.dataset, all_indices(*skipped.dataset)).labels.max().item<std::int64_t>(),
+            3);
+}
+
+// Labels that no class count can hold, and label_offset arithmetic that
+// would overflow: bad records too, named with the label and the range.
+TEST_F(TfRecordDataset, OverflowingLabelsAreBadRecords) {
+  const std::int64_t huge = std::int64_t{1} << 40;
+  const std::int64_t lowest = std::numeric_limits<std::int64_t>::min();
+  write_shard("train-00001-of-00002", {3, 4, 5}, [&](std::int64_t id, std::string payload) {
+    if (id == 3) return serialize_labelled_image({encode_png(test_image(id)), "png", huge}, {});
+    if (id == 4) return serialize_labelled_image({encode_png(test_image(id)), "png", lowest}, {});
+    return payload;
+  });
+  const std::string file = shard("train-00001-of-00002");
+  const auto& offsets = offsets_["train-00001-of-00002"];
+  EXPECT_EQ(train_error(), "[data] tfrecord: " + file +
+                               ": record 0 at byte 0: label 1099511627776 (image/class/label 1099511627776) is outside "
+                               "[0, 16777216), the most classes a data set may have (2 bad records of 6 in the train "
+                               "split; on_corrupt = \"skip\" leaves bad records out)");
+  auto offset_one = [](Params& p) { p.set("label_offset", std::int64_t{-1}); };
+  EXPECT_NE(train_error(offset_one).find(file + ": record 0 at byte 0: label 1099511627777"), std::string::npos);
+  auto declared = [](Params& p) {
+    p.set("num_classes", std::int64_t{6});
+    p.set("label_offset", std::int64_t{1});
+  };
+  RecordedEvents events;
+  const auto skipped = build(DatasetSplit::train, [&](Params& p) {
+    declared(p);
+    skip(p);
+    p.set("max_corrupt_fraction", 0.6);
+  }, &events);
+  EXPECT_EQ(skipped.dataset->size(), 3);  // images 1, 2 and 5: image 0's label 0 is -1 less the offset
+  const auto recorded = events.events();
+  ASSERT_EQ(recorded.size(), 4u);
+  EXPECT_NE(recorded[0].find("record 0 at byte 0: label -1 (image/class/label 0 less label_offset 1) is negative"),
+            std::string::npos)
+      << recorded[0];
+  EXPECT_NE(recorded[1].find(file + ": record 0 at byte 0: label 1099511627775 (image/class/label 1099511627776 "
+                             "less label_offset 1) is outside [0, 6)"),
+            std::string::npos)
+      << recorded[1];
+  EXPECT_NE(recorded[2].find(file + ": record 1 at byte " + std::to_string(offsets[1]) +
+                             ": label (image/class/label -9223372036854775808 less label_offset 1) overflows a 64-bit "
+                             "integer; a class is in [0, 6)"),
+            std::string::npos)
+      << recorded[2];
+}
+
+// Classes counted from the train split: a test record naming a class beyond
+// them is a bad record of the test split.
+TEST_F(TfRecordDataset, ATestLabelBeyondTheCountedClassesIsABadRecord) {
+  write_shard("validation-00000-of-00001", {6, 7}, [](std::int64_t id, std::string payload) {
+    return id == 7 ? serialize_labelled_image({encode_png(test_image(id)), "png", 9}, {}) : payload;
+  });
+  const std::string message = [&] {
+    try {
+      build(DatasetSplit::test);
+    } catch (const DataError& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  }();
+  EXPECT_EQ(message, "[data] tfrecord: " + shard("validation-00000-of-00001") + ": record 1 at byte " +
+                         std::to_string(offsets_["validation-00000-of-00001"][1]) +
+                         ": label 9 (image/class/label, less any label_offset) is outside [0, 4), the classes counted "
+                         "from the train split's labels; set num_classes or class_names to declare more (1 bad record "
+                         "of 2 in the test split; on_corrupt = \"skip\" leaves bad records out)");
+  const auto skipped = build(DatasetSplit::test, [](Params& p) {
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.5);
+  });
+  EXPECT_EQ(skipped.dataset->size(), 1);
+  EXPECT_EQ(skipped.dataset->info().num_classes, 4);
+}
+
 TEST_F(TfRecordDataset, TooManyBadRecordsFailEvenWhenSkipping) {
   const auto message = train_error([](Params& p) {
     p.set("num_classes", std::int64_t{3});
@@ -285,18 +447,72 @@ TEST_F(TfRecordDataset, FlippedPayloadByteIsABadDataCrc) {
   EXPECT_TRUE(orchestrate::testing::float_batch(*skipped.dataset, {1}).images[0].equal(expected_image(2)));
 }
 
-TEST_F(TfRecordDataset, FlippedLengthByteLosesTheRestOfTheFile) {
+TEST_F(TfRecordDataset, FlippedLengthByteLosesOnlyTheDamagedRecord) {
   const auto& offsets = offsets_["train-00000-of-00002"];
   flip_byte(shard("train-00000-of-00002"), offsets[1] + 2);
   EXPECT_NE(train_error().find("record 1 at byte " + std::to_string(offsets[1]) + ": bad length CRC"),
             std::string::npos)
       << train_error();
+  RecordedEvents events;
   const auto skipped = build(DatasetSplit::train, [](Params& p) {
     p.set("on_corrupt", std::string("skip"));
     p.set("max_corrupt_fraction", 0.5);
+  }, &events);
+  ASSERT_EQ(skipped.dataset->size(), 5);  // the records after the damage are read
+  const auto batch = orchestrate::testing::float_batch(*skipped.dataset, {0, 1, 2});
+  EXPECT_TRUE(batch.images[1].equal(expected_image(2)));
+  EXPECT_TRUE(batch.images[2].equal(expected_image(3)));
+  const std::uint64_t lost = offsets[2] - offsets[1];
+  const std::uint64_t bytes = std::filesystem::file_size(shard("train-00000-of-00002")) +
+                              std::filesystem::file_size(shard("train-00001-of-00002"));
+  const auto recorded = events.events();
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_NE(recorded[0].find(": lost " + std::to_string(lost) +
+                             " bytes (at least 1 record) before the next intact record, at byte " +
+                             std::to_string(offsets[2])),
+            std::string::npos)
+      << recorded[0];
+  EXPECT_NE(recorded[1].find("skipped 1 bad record of 6 in the train split (" + std::to_string(lost) + " of its " +
+                             std::to_string(bytes) + " bytes in damaged regions); the first: " + shard("train-00000-of-00002") +
+                             ": record 1 at byte " + std::to_string(offsets[1]) + ": bad length CRC"),
+            std::string::npos)
+      << recorded[1];
+}
+
+// A damaged region hides an unknowable number of records and counts as one,
+// but its bytes are exact: max_corrupt_fraction trips on them.
+TEST_F(TfRecordDataset, ADamagedRegionOfManyRecordsTripsMaxCorruptFractionByItsBytes) {
+  std::vector<std::int64_t> ids(20);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>(i);
+  write_shard("train-00000-of-00002", ids);
+  const auto& offsets = offsets_["train-00000-of-00002"];
+  const std::string path = shard("train-00000-of-00002");
+  auto bytes = testing::read_bytes(path);
+  std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(offsets[1]),
+            bytes.begin() + static_cast<std::ptrdiff_t>(offsets[16]), '\xff');  // records 1..15 overwritten
+  testing::write_bytes(path, bytes);
+  const std::uint64_t lost = offsets[16] - offsets[1];
+  const std::uint64_t total = bytes.size() + std::filesystem::file_size(shard("train-00001-of-00002"));
+
+  const auto message = train_error([](Params& p) {
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.5);  // 1 bad record of 9 is within it; the bytes are not
   });
-  EXPECT_EQ(skipped.dataset->size(), 4);  // record 0 of the first shard and all of the second
-  EXPECT_NE(skipped.stderr_text.find("skipped 1 bad record of 5"), std::string::npos) << skipped.stderr_text;
+  char share[32];
+  std::snprintf(share, sizeof share, "%.4g", 100.0 * static_cast<double>(lost) / static_cast<double>(total));
+  EXPECT_EQ(message, "[data] tfrecord: " + std::to_string(lost) + " of the " + std::to_string(total) +
+                         " bytes of the train split are in damaged regions, whose records cannot be counted (" + share +
+                         " % of them, more than max_corrupt_fraction = 0.5); the first: " + path + ": record 1 at byte " +
+                         std::to_string(offsets[1]) + ": bad length CRC (stored 0xffffffff, computed 0x" +
+                         message.substr(message.find("computed 0x") + 11, 8) + "): lost " + std::to_string(lost) +
+                         " bytes (at least 1 record) before the next intact record, at byte " +
+                         std::to_string(offsets[16]));
+  const auto skipped = build(DatasetSplit::train, [](Params& p) {
+    p.set("on_corrupt", std::string("skip"));
+    p.set("max_corrupt_fraction", 0.9);
+  });
+  ASSERT_EQ(skipped.dataset->size(), 1 + 4 + 3);  // record 0, records 16..19, the second shard
+  EXPECT_TRUE(orchestrate::testing::float_batch(*skipped.dataset, {1}).images[0].equal(expected_image(16)));
 }
 
 TEST_F(TfRecordDataset, TruncatedFileKeepsTheRecordsBeforeTheCut) {
@@ -470,6 +686,64 @@ TEST_F(TfRecordDataset, LimitClassNamesAndConcurrentBatches) {
   for (auto& result : results) threads.emplace_back([&] { result = orchestrate::testing::float_batch(*train, indices); });
   for (auto& thread : threads) thread.join();
   for (const auto& result : results) EXPECT_TRUE(result.images.equal(expected.images));
+}
+
+// The cache entry codec on its own (what the index cache fuzz target calls).
+TEST(IndexEntry, ReadsBackWhatItWroteAndTellsStaleFromDamaged) {
+  const IndexEntryKey key{"/data/train-0", "rules", {1000, 42}};
+  FileIndex index;
+  index.records = {{0, 0, 84, 3}, {2, 200, 100, 1}};
+  index.bad = {{1, 100, 100, "bad data CRC (stored 0x00000000, computed 0x12345678)"}};
+  const std::string bytes = encode_index_entry(key, index);
+  const auto back = decode_index_entry(bytes, key);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->records.size(), 2u);
+  EXPECT_EQ(back->records[1].offset, 200u);
+  EXPECT_EQ(back->records[1].label, 1);
+  EXPECT_EQ(back->bad[0].region_bytes, 100u);
+  EXPECT_EQ(back->bad[0].cause, index.bad[0].cause);
+  EXPECT_EQ(back->file_bytes, 1000u);
+
+  // The file changed since (another size): stale, not damaged.
+  EXPECT_FALSE(decode_index_entry(bytes, {key.path, key.rules, {1001, 42}}).has_value());
+
+  const auto cause_of = [&](const std::string& damaged, const IndexEntryKey& against) -> std::string {
+    try {
+      decode_index_entry(damaged, against);
+    } catch (const DataError& error) {
+      return error.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(cause_of(bytes + "x", key), "1 bytes follow the last bad record, at byte " + std::to_string(bytes.size()));
+  EXPECT_EQ(cause_of("", key), "not an index cache entry (no \"orchestrate-tfrecord-index\" magic at its start)");
+  std::string version = bytes;
+  version[8 + 27] = 9;
+  EXPECT_EQ(cause_of(version, key), "format version 9, where this orchestrate writes 2");
+  // Records that overlap, or run past the data file's end.
+  FileIndex overlapping = index;
+  overlapping.records[1].offset = 50;
+  EXPECT_EQ(cause_of(encode_index_entry(key, overlapping), key),
+            "record 1 of the entry (100 bytes at byte 50) is not within the data file's 1000 bytes after the record "
+            "before it");
+  FileIndex past_the_end = index;
+  past_the_end.records[1].data_bytes = 800;
+  EXPECT_NE(cause_of(encode_index_entry(key, past_the_end), key).find("(800 bytes at byte 200) is not within"),
+            std::string::npos);
+  FileIndex multi_line = index;
+  multi_line.bad[0].cause = "one\ntwo";
+  EXPECT_EQ(cause_of(encode_index_entry(key, multi_line), key),
+            "bad record 0 of the entry has a cause of 7 bytes that is not one line of at most 4096");
+  // A count no entry of this size can hold is refused before anything is allocated.
+  FileIndex many = index;
+  many.records.clear();
+  std::string huge = encode_index_entry(key, many);
+  // The record count, before the bad record count and the bad record's three numbers and cause.
+  const auto count_at = huge.size() - index.bad[0].cause.size() - 6 * 8;
+  ASSERT_EQ(huge.substr(count_at, 8), std::string(8, '\0'));
+  huge.replace(count_at, 8, std::string("\xff\xff\xff\xff\xff\xff\xff\x7f", 8));
+  EXPECT_EQ(cause_of(huge, key).find("9223372036854775807 records need at least 32 bytes each, "), 0u)
+      << cause_of(huge, key);
 }
 
 TEST(TfRecordSchema, RulesNameWhatIsMissingOrInconsistent) {
