@@ -1,14 +1,19 @@
 // IDX files of unsigned bytes, the format of MNIST and Fashion-MNIST, read
 // gzip-compressed (as published) or not. Shared by the datasets that read
 // them, so a damaged file is described the same way by each.
+//
+// The header and the bytes are read without LibTorch (idx_file.cpp, which the
+// fuzz build compiles alone); read() wraps them in a tensor (idx_file_tensor.cpp).
 #pragma once
-
-#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
+
+namespace at {
+class Tensor;
+}
 
 namespace orchestrate {
 
@@ -25,8 +30,9 @@ struct IdxSource {
 class IdxFile {
  public:
   // Opens the file and reads its header, which must declare `dimensions`
-  // dimensions of unsigned bytes (magic 2051 for images, 2049 for labels);
-  // `kind` ("image", "label") names the file in that message.
+  // dimensions of unsigned bytes (magic 2051 for images, 2049 for labels),
+  // none of an item's sides zero; `kind` ("image", "label") names the file
+  // in that message.
   IdxFile(IdxSource source, std::uint32_t dimensions, const std::string& kind);
   ~IdxFile();
   IdxFile(const IdxFile&) = delete;
@@ -40,6 +46,14 @@ class IdxFile {
   // only those keeps quick runs quick; the rest of the file is then not
   // checked, otherwise data after the declared items is an error.
   at::Tensor read(std::int64_t limit, const std::string& what);
+
+  // The bytes read() holds, item after item. Memory grows with the data
+  // actually read, never with what the header claims: a header declaring
+  // far more than the file holds fails as truncated after reading what there
+  // is, not with an allocation of the declared size.
+  std::vector<std::uint8_t> read_bytes(std::int64_t limit, const std::string& what);
+  // How many items read(limit, ...) keeps.
+  std::int64_t kept(std::int64_t limit) const;
 
   // Throws DataError "[data] <dataset>: <path>: <problem>".
   [[noreturn]] void fail(const std::string& problem) const;

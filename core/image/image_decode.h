@@ -7,12 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include "image_header.h"
+#include "image_limits.h"
+
 namespace orchestrate {
-
-enum class ImageFormat { jpeg, png, unknown };
-
-// By the file's leading bytes, not its name.
-ImageFormat sniff_image_format(std::string_view bytes);
 
 // Decodes a JPEG or PNG image into uint8 [height, width, channels], converted
 // to `channels` (1: grey, 3: RGB); alpha is dropped, 16-bit PNG is reduced to
@@ -23,10 +21,14 @@ ImageFormat sniff_image_format(std::string_view bytes);
 // so much less work than a full decode) with the smallest factor that keeps
 // both sides at least min_side. For images much larger than they will be
 // resized to anyway. PNG is always decoded at full size.
+//
+// An image whose header declares more than max_pixels pixels (width x
+// height) is refused as corrupt before anything is allocated.
 at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
-                        std::int64_t min_side = 0);
+                        std::int64_t min_side = 0, std::int64_t max_pixels = kDefaultMaxImagePixels);
 
 // Reads and decodes the file at `path`.
-at::Tensor read_image(const std::string& path, std::int64_t channels);
+at::Tensor read_image(const std::string& path, std::int64_t channels,
+                      std::int64_t max_pixels = kDefaultMaxImagePixels);
 
 }  // namespace orchestrate

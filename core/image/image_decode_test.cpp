@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "image_bombs_testing.h"
 #include "image_decode.h"
 #include "image_transforms.h"
 #include "orchestrate/error.h"
@@ -97,6 +98,37 @@ TEST_F(ImageDecode, CorruptFilesAreErrorsNamingTheFile) {
     }
   }
   EXPECT_THROW(read_image(file("missing.png"), 3), UsageError);
+}
+
+// A decompression bomb is refused from its header, before the tensor is
+// allocated: at once, whatever the declared size (a decode of 100000 x
+// 100000 RGB would need 30 GB), and in one line naming the file.
+TEST(ImageBombs, AreRefusedFromTheirHeadersAtOnceInOneLine) {
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& bomb : {testing::png_declaring(100000, 100000), testing::jpeg_declaring(65000, 65000)}) {
+    try {
+      decode_image(bomb, 3, "photos/cat/bomb.img");
+      FAIL() << "a bomb decoded";
+    } catch (const Error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(message.find("photos/cat/bomb.img: image of "), 0u) << message;
+      EXPECT_NE(message.find("exceeds the limit of 89478485 (a decompression bomb?); raise the dataset's "
+                             "max_image_pixels if it is genuine"),
+                std::string::npos)
+          << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos);
+      EXPECT_EQ(e.exit_code(), ExitCode::runtime_failure);
+    }
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(200));
+}
+
+TEST(ImageBombs, TheLimitIsTheCallersToRaise) {
+  const std::string png = testing::png_declaring(8, 8), jpeg = testing::jpeg_declaring(8, 8);
+  EXPECT_THROW(decode_image(png, 3, "a.png", 0, 63), Error);
+  EXPECT_THROW(decode_image(jpeg, 3, "a.jpg", 0, 63), Error);
+  EXPECT_EQ(decode_image(png, 3, "a.png", 0, 64).sizes(), (at::IntArrayRef{8, 8, 3}));
+  EXPECT_EQ(decode_image(jpeg, 1, "a.jpg", 0, 64).sizes(), (at::IntArrayRef{8, 8, 1}));
 }
 
 // A 3000x4000 photo-like JPEG (real Fashion-MNIST pictures, enlarged, one

@@ -109,7 +109,8 @@ bool TfRecordScanner::next(ScannedRecord& record) {
 
 void TfRecordScanner::skip_damaged_region(ScannedRecord& record, std::string cause) {
   const std::uint64_t start = record.place.offset;
-  // A damaged length may still frame a record that starts one byte on.
+  // Where this record really ended went with its length, so the next one
+  // may start at any byte after this header's first.
   const auto next = find_intact_record(*source_, start + 1, budget_);
   if (!next) {
     record.damage = cause + ": lost the remaining " + std::to_string(source_->size() - start) +

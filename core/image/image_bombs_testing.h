@@ -1,0 +1,73 @@
+// Small image files whose headers declare other sides than their pixels
+// have: a real encoder's output with the size fields rewritten (and, for
+// PNG, the header's CRC made right again, so only the size is wrong). A
+// 100000 x 100000 "bomb" is a few hundred bytes. For tests.
+#pragma once
+
+#include <png.h>
+#include <turbojpeg.h>
+#include <zlib.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace orchestrate::testing {
+
+// An 8 x 8 RGB gradient.
+inline std::vector<unsigned char> small_rgb() {
+  std::vector<unsigned char> pixels(8 * 8 * 3);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<unsigned char>(i * 5);
+  return pixels;
+}
+
+inline void put_big_endian(std::string& bytes, std::size_t at, std::uint32_t value, int width) {
+  for (int i = 0; i < width; ++i) bytes[at + i] = static_cast<char>(value >> (8 * (width - 1 - i)));
+}
+
+// A PNG of 8 x 8 pixels whose IHDR declares width x height.
+inline std::string png_declaring(std::uint32_t width, std::uint32_t height) {
+  png_image image{};
+  image.version = PNG_IMAGE_VERSION;
+  image.width = 8;
+  image.height = 8;
+  image.format = PNG_FORMAT_RGB;
+  const auto pixels = small_rgb();
+  png_alloc_size_t size = 0;
+  if (!png_image_write_to_memory(&image, nullptr, &size, 0, pixels.data(), 0, nullptr))
+    throw std::runtime_error("libpng cannot size the test PNG");
+  std::string bytes(size, '\0');
+  if (!png_image_write_to_memory(&image, bytes.data(), &size, 0, pixels.data(), 0, nullptr))
+    throw std::runtime_error("libpng cannot write the test PNG");
+  bytes.resize(size);
+  // Signature (8), IHDR length (4) and type (4), then width and height; the
+  // CRC after the 13 data bytes covers the type and data.
+  put_big_endian(bytes, 16, width, 4);
+  put_big_endian(bytes, 20, height, 4);
+  const auto crc = crc32(0, reinterpret_cast<const Bytef*>(bytes.data() + 12), 17);
+  put_big_endian(bytes, 29, static_cast<std::uint32_t>(crc), 4);
+  return bytes;
+}
+
+// A JPEG of 8 x 8 pixels whose frame header (SOF) declares width x height
+// (JPEG's sides are 16-bit, so at most 65535 each).
+inline std::string jpeg_declaring(std::uint16_t width, std::uint16_t height) {
+  tjhandle handle = tjInitCompress();
+  unsigned char* encoded = nullptr;
+  unsigned long size = 0;
+  const auto pixels = small_rgb();
+  const int failed = tjCompress2(handle, pixels.data(), 8, 0, 8, TJPF_RGB, &encoded, &size, TJSAMP_444, 90, 0);
+  tjDestroy(handle);
+  if (failed) throw std::runtime_error("libjpeg-turbo cannot write the test JPEG");
+  std::string bytes(reinterpret_cast<const char*>(encoded), size);
+  tjFree(encoded);
+  // SOF0: FF C0, length (2), precision (1), height (2), width (2).
+  const auto sof = bytes.find("\xFF\xC0");
+  if (sof == std::string::npos) throw std::runtime_error("the test JPEG has no SOF0 marker");
+  put_big_endian(bytes, sof + 5, height, 2);
+  put_big_endian(bytes, sof + 7, width, 2);
+  return bytes;
+}
+
+}  // namespace orchestrate::testing
