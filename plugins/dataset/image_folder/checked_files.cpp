@@ -34,7 +34,7 @@ std::string why_unusable(const std::string& path, const FileChecks& checks) {
   if (status.st_size == 0) return path + ": zero-byte file";
   if (!checks.verify_images) return "";
   try {
-    decode_image(read_file_bytes(path), checks.channels, path);  // its messages start with the path
+    decode_image(read_file_bytes(path), checks.channels, path, 0, checks.max_image_pixels);  // messages start with the path
   } catch (const std::exception& error) {
     return error.what();
   }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bad_data_policy.h"
+#include "image_limits.h"
 #include "split_files.h"
 
 namespace orchestrate::image_folder {
@@ -15,6 +16,7 @@ struct FileChecks {
   bool verify_images = true;
   std::int64_t channels = 3;  // what images decode to
   std::int64_t limit = 0;     // 0: every file
+  std::int64_t max_image_pixels = kDefaultMaxImagePixels;
 };
 
 struct CheckedFiles {

@@ -58,13 +58,17 @@ void check_class_count(const Params& params, const std::vector<std::string>& nam
 class ImageFolderDataset final : public orchestrate::Dataset {
  public:
   ImageFolderDataset(const Params& params, const DatasetContext& context)
-      : channels_(params.integer("channels")), height_(params.integer("height")), width_(params.integer("width")) {
+      : channels_(params.integer("channels")),
+        height_(params.integer("height")),
+        width_(params.integer("width")),
+        max_pixels_(params.integer("max_image_pixels")) {
     const DatasetSplit split = context.split;
     auto listed = split_files(params.string("root"), split,
                               {params.real("val_fraction"), static_cast<std::uint64_t>(params.integer("split_seed"))});
     class_names_ = std::move(listed.class_names);
     check_class_count(params, class_names_);
-    auto checked = check_files(listed.files, {params.boolean("verify_images"), channels_, params.integer("limit")});
+    auto checked = check_files(listed.files,
+                               {params.boolean("verify_images"), channels_, params.integer("limit"), max_pixels_});
     const auto policy = orchestrate::BadDataPolicy::from_params(
         params, "image_folder", "file", "fix or remove the file, or on_corrupt = \"skip\" leaves bad files out",
         context.events);
@@ -111,7 +115,7 @@ class ImageFolderDataset final : public orchestrate::Dataset {
     // What this throws names the path ("PATH: CAUSE"). Found only now when
     // verify_images = false let the file through, or when it changed after
     // the dataset was built; bad_reads_ applies the policy.
-    const at::Tensor pixels = orchestrate::decode_image(read_file_bytes(path), channels_, path, min_side);
+    const at::Tensor pixels = orchestrate::decode_image(read_file_bytes(path), channels_, path, min_side, max_pixels_);
     if (cache_) cache_->offer(index, pixels);
     return pixels;
   }
@@ -119,6 +123,7 @@ class ImageFolderDataset final : public orchestrate::Dataset {
   std::int64_t channels_;
   std::int64_t height_;  // a fixed decode size; 0: as stored
   std::int64_t width_;
+  std::int64_t max_pixels_;  // a larger image is refused from its header
   std::vector<std::string> class_names_;
   std::vector<LabelledFile> files_;  // only read after construction
   mutable std::optional<DecodedImageCache> cache_;  // thread-safe on its own
@@ -151,6 +156,10 @@ void register_components(orchestrate::Registry& registry) {
                  "keep decoded images in memory after their first read (FastNN's datasets_use_caching), up to "
                  "cache_max_mb"),
       int_param("cache_max_mb", 2048, "the memory the decoded-image cache may use, in MiB; images past it are read again")
+          .at_least(1),
+      int_param("max_image_pixels", kDefaultMaxImagePixels,
+                "the most pixels (width x height) an image's header may declare; a larger image is a bad file, "
+                "refused before it is decoded (a decompression bomb); Pillow's MAX_IMAGE_PIXELS by default")
           .at_least(1),
   };
   add_decoded_image_params(schema);

@@ -17,6 +17,7 @@
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "plugin_under_test.h"
+#include "image_bombs_testing.h"
 #include "python_reference.h"
 #include "scratch_dir.h"
 #include "split_files.h"
@@ -313,6 +314,26 @@ TEST_F(ImageFolderBadFiles, FailNamesTheFirstBadFileAndHowToGoOn) {
   EXPECT_EQ(message.rfind("[data] image_folder: " + path("train/cat/truncated.jpg") + ": corrupt JPEG (", 0), 0u)
       << message;
   EXPECT_NE(message.find(") (1 bad file of 6 in the train split; fix or remove"), std::string::npos) << message;
+}
+
+// A decompression bomb (a few hundred bytes declaring 100000 x 100000) is
+// a bad file like any other, refused from its header before it is decoded.
+TEST_F(ImageFolder, ADecompressionBombIsABadFileUnderTheLimitItsKeyMoves) {
+  write_file(path("train/cat/bomb.png"), orchestrate::testing::png_declaring(100000, 100000));
+  EXPECT_EQ(error_of(DatasetSplit::train),
+            "[data] image_folder: " + path("train/cat/bomb.png") +
+                ": image of 100000x100000 = 10000000000 pixels exceeds the limit of 89478485 (a decompression "
+                "bomb?); raise the dataset's max_image_pixels if it is genuine (1 bad file of 6 in the train split; "
+                "fix or remove the file, or on_corrupt = \"skip\" leaves bad files out)");
+  const auto skipped = build(DatasetSplit::train, skip_up_to(0.5));
+  EXPECT_EQ(skipped.dataset->size(), 5);
+  EXPECT_NE(skipped.stderr_text.find("skipped 1 bad file of 6 in the train split"), std::string::npos)
+      << skipped.stderr_text;
+  // The key moves the limit: 28 x 28 = 784 pixels pass at 784, not at 783.
+  const auto at = [](std::int64_t limit) { return [limit](Params& p) { p.set("max_image_pixels", limit); }; };
+  std::filesystem::remove(path("train/cat/bomb.png"));
+  EXPECT_EQ(error_of(DatasetSplit::train, at(784)), "");
+  EXPECT_NE(error_of(DatasetSplit::train, at(783)).find("exceeds the limit of 783"), std::string::npos);
 }
 
 TEST_F(ImageFolderBadFiles, SkipLeavesThemOutAndReportsTheCount) {
