@@ -41,17 +41,17 @@ ImageHeader read_png_header(std::string_view bytes, const std::string& source) {
   return header;
 }
 
+}  // namespace
+
 // After the pixel limit (so a bomb is named as one): the fewest bytes the
 // declared rows can take, one bit per pixel and a filter byte a row.
-void check_png_data_size(const ImageHeader& header, std::string_view bytes, const std::string& source) {
+void check_png_data_size(const ImageHeader& header, std::size_t file_bytes, const std::string& source) {
   const std::int64_t row_bytes = 1 + (header.width + 7) / 8;
-  if (header.height > static_cast<std::int64_t>(bytes.size()) * kMaxDeflateRatio / row_bytes)
+  if (header.height > static_cast<std::int64_t>(file_bytes) * kMaxDeflateRatio / row_bytes)
     throw Error(source + ": corrupt PNG (its header declares " + sides(header.width, header.height) +
-                " pixels, more than its " + std::to_string(bytes.size()) +
+                " pixels, more than its " + std::to_string(file_bytes) +
                 " bytes can hold; the file is truncated or its header is damaged)");
 }
-
-}  // namespace
 
 ImageFormat sniff_image_format(std::string_view bytes) {
   if (bytes.size() >= 3 && static_cast<unsigned char>(bytes[0]) == 0xFF &&
@@ -82,7 +82,7 @@ ImageHeader read_image_header(std::string_view bytes, const std::string& source,
                   (bytes.empty() ? std::string("it is empty") : "its first bytes are not an image signature") + ")");
   }
   check_image_size(header.width, header.height, source, max_pixels);
-  if (header.format == ImageFormat::png) check_png_data_size(header, bytes, source);
+  if (header.format == ImageFormat::png) check_png_data_size(header, bytes.size(), source);
   return header;
 }
 

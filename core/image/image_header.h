@@ -29,4 +29,8 @@ ImageHeader read_image_header(std::string_view bytes, const std::string& source,
 // names the image, its sides, the limit and the key that raises it.
 void check_image_size(std::int64_t width, std::int64_t height, const std::string& source, std::int64_t max_pixels);
 
+// Throws when a PNG of `file_bytes` bytes cannot hold the rows its header
+// declares even at deflate's best ratio (a lying or truncated file).
+void check_png_data_size(const ImageHeader& header, std::size_t file_bytes, const std::string& source);
+
 }  // namespace orchestrate

@@ -52,7 +52,10 @@ PixelLayout decode_jpeg(std::string_view bytes, const ImageHeader& header, const
   return layout;
 }
 
-PixelLayout decode_png(std::string_view bytes, const std::string& source, const PixelBuffer& buffer) {
+// The header is read once, here, rather than by read_image_header and then
+// again for the rows: the checks run between the two halves of libpng's read.
+PixelLayout decode_png(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
+                       const PixelBuffer& buffer) {
   png_image image{};
   image.version = PNG_IMAGE_VERSION;
   if (!png_image_begin_read_from_memory(&image, bytes.data(), bytes.size()))
@@ -64,6 +67,8 @@ PixelLayout decode_png(std::string_view bytes, const std::string& source, const 
   const PixelLayout layout{image.height, image.width, color ? 4 : 2, true};
   std::uint8_t* pixels = nullptr;
   try {
+    check_image_size(layout.width, layout.height, source, max_pixels);
+    check_png_data_size({ImageFormat::png, layout.width, layout.height, !color}, bytes.size(), source);
     pixels = buffer(layout);
   } catch (...) {
     png_image_free(&image);
@@ -81,9 +86,10 @@ PixelLayout decode_png(std::string_view bytes, const std::string& source, const 
 
 PixelLayout decode_pixels(std::string_view bytes, const std::string& source, const DecodeLimits& limits,
                           const PixelBuffer& buffer) {
+  if (sniff_image_format(bytes) == ImageFormat::png) return decode_png(bytes, source, limits.max_pixels, buffer);
+  // A JPEG's header (or the error for what is neither format).
   const ImageHeader header = read_image_header(bytes, source, limits.max_pixels);
-  if (header.format == ImageFormat::jpeg) return decode_jpeg(bytes, header, source, limits.min_side, buffer);
-  return decode_png(bytes, source, buffer);
+  return decode_jpeg(bytes, header, source, limits.min_side, buffer);
 }
 
 }  // namespace orchestrate

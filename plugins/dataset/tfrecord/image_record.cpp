@@ -28,7 +28,8 @@ void check_format(const LabelledImage& image, const ExampleKeys& keys) {
 std::string RecordRules::fingerprint() const {
   return "image=" + keys.image + "\nformat=" + keys.format + "\nlabel=" + keys.label +
          "\nlabel_offset=" + std::to_string(label_offset) + "\nnum_classes=" + std::to_string(num_classes) +
-         "\nverify_images=" + (verify_images ? "1" : "0") + "\n";
+         "\nverify_images=" + (verify_images ? "1" : "0") + "\nmax_image_pixels=" + std::to_string(max_image_pixels) +
+         "\n";
 }
 
 ImageRecord read_image_record(std::string_view data, const RecordRules& rules) {
@@ -40,7 +41,7 @@ ImageRecord read_image_record(std::string_view data, const RecordRules& rules) {
 }
 
 at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules, std::int64_t min_side) {
-  return decode_image(record.image.encoded, rules.channels, rules.keys.image, min_side);
+  return decode_image(record.image.encoded, rules.channels, rules.keys.image, min_side, rules.max_image_pixels);
 }
 
 std::int64_t check_record(std::string_view data, const RecordRules& rules) {

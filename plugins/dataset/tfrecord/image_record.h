@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "image_limits.h"
 #include "labelled_image.h"
 #include "record_label.h"
 
@@ -21,6 +22,7 @@ struct RecordRules {
   std::int64_t num_classes = 0;   // declared or named by class_names; 0: counted (any label below kMaxClasses)
   bool verify_images = true;      // decode every image when indexing
   std::int64_t channels = 3;      // what images decode to
+  std::int64_t max_image_pixels = kDefaultMaxImagePixels;  // a larger image is refused from its header
 
   // What an index built under these rules depends on, as text; an index
   // cached under other rules is not reused.

@@ -69,6 +69,7 @@ RecordRules rules_of(const Params& params) {
   if (rules.num_classes == 0) rules.num_classes = static_cast<std::int64_t>(params.string_list("class_names").size());
   rules.verify_images = params.boolean("verify_images");
   rules.channels = params.integer("channels");
+  rules.max_image_pixels = params.integer("max_image_pixels");
   return rules;
 }
 
@@ -285,6 +286,10 @@ void register_components(orchestrate::Registry& registry) {
                    "where record indexes are cached between runs (keyed by path, size and mtime); \"\": "
                    "$ORCHESTRATE_CACHE/tfrecord-index or ~/.cache/orchestrate/tfrecord-index; \"off\": never"),
       int_param("limit", 0, "keep only the first N usable records of each split (0: all), for quick runs").at_least(0),
+      int_param("max_image_pixels", kDefaultMaxImagePixels,
+                "the most pixels (width x height) an image's header may declare; a larger image is a bad record, "
+                "refused before it is decoded (a decompression bomb); Pillow's MAX_IMAGE_PIXELS by default")
+          .at_least(1),
   };
   add_decoded_image_params(schema);
   add_bad_data_params(schema,

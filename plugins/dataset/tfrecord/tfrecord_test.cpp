@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "image_bombs_testing.h"
 #include "image_transforms.h"
 #include "index_entry.h"
 #include "labelled_image.h"
@@ -346,6 +347,36 @@ TEST_F(TfRecordDataset, ClassNamesAloneBoundTheLabels) {
       << skipped.stderr_text;
   EXPECT_EQ(orchestrate::testing::float_batch(*skipped.dataset, all_indices(*skipped.dataset)).labels.max().item<std::int64_t>(),
             3);
+}
+
+// A decompression bomb in a record (a PNG of a few hundred bytes whose header
+// declares 100000 x 100000) is a bad record, refused from its header before
+// anything is allocated; max_image_pixels moves the limit (and is part of
+// the rules a cached index was built under).
+TEST_F(TfRecordDataset, ADecompressionBombIsABadRecordUnderTheLimitItsKeyMoves) {
+  write_shard("train-00001-of-00002", {3, 4, 5}, [](std::int64_t id, std::string payload) {
+    return id == 4 ? serialize_labelled_image({orchestrate::testing::png_declaring(100000, 100000), "png", 0}, {})
+                   : payload;
+  });
+  const std::string first = shard("train-00001-of-00002") + ": record 1 at byte " +
+                            std::to_string(offsets_["train-00001-of-00002"][1]) +
+                            ": image/encoded: image of 100000x100000 = 10000000000 pixels exceeds the limit of "
+                            "89478485 (a decompression bomb?); raise the dataset's max_image_pixels if it is genuine";
+  EXPECT_EQ(train_error(), "[data] tfrecord: " + first +
+                               " (1 bad record of 6 in the train split; on_corrupt = \"skip\" leaves bad records out)");
+  const auto skipped = build(DatasetSplit::train, [&](Params& p) {
+    skip(p);
+    p.set("max_corrupt_fraction", 0.5);
+  });
+  EXPECT_EQ(skipped.dataset->size(), 5);
+  EXPECT_NE(skipped.stderr_text.find("skipped 1 bad record of 6 in the train split; the first: " + first),
+            std::string::npos)
+      << skipped.stderr_text;
+  // 28 x 28 = 784 pixels pass at 784, not at 783 (the index cached at 784 is not reused).
+  write_shard("train-00001-of-00002", {3, 4, 5});
+  const auto at = [](std::int64_t limit) { return [limit](Params& p) { p.set("max_image_pixels", limit); }; };
+  EXPECT_EQ(train_error(at(784)), "");
+  EXPECT_NE(train_error(at(783)).find("exceeds the limit of 783"), std::string::npos);
 }
 
 // Labels that no class count can hold, and label_offset arithmetic that
