@@ -11,8 +11,8 @@ namespace orchestrate {
 
 namespace {
 
-// zlib's deflate expands at most 1032:1 (a 258-byte match in one bit or
-// so), so a PNG whose declared rows need more than that many times its own
+// zlib's deflate expands at most 1032:1 (a 258-byte match coded in two
+// bits), so a PNG whose declared rows need more than that many times its own
 // size cannot hold them: the header lies, or the file was cut short.
 constexpr std::int64_t kMaxDeflateRatio = 1032;
 
