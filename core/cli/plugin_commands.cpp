@@ -54,7 +54,8 @@ int plugins_command(const std::vector<std::string>& arguments) {
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
 
   Registry registry;
-  load_all_plugins(registry, values);
+  const std::string plugin_path = values["plugin-path"].as<std::string>();
+  const auto refused = load_plugins(registry, plugin_search_path(plugin_path));
   Table table{{"kind", "component", "plugin", "version", "library", "summary"}, {}};
   for (auto kind : all_component_kinds()) {
     for (const auto* info : registry.components(kind)) {
@@ -64,14 +65,17 @@ int plugins_command(const std::vector<std::string>& arguments) {
       table.rows.push_back({to_string(kind), info->name, info->plugin, version, library, info->summary});
     }
   }
-  if (registry.plugins().empty() && format == TableFormat::table) {
+  if (registry.plugins().empty() && refused.empty() && format == TableFormat::table) {
     std::cerr << "no plugins found; searched:";
-    for (const auto& dir : plugin_search_path(values["plugin-path"].as<std::string>())) std::cerr << " " << dir;
+    for (const auto& dir : plugin_search_path(plugin_path)) std::cerr << " " << dir;
     std::cerr << "\n";
     return static_cast<int>(ExitCode::plugin);
   }
-  std::cout << render(table, format);
-  return 0;
+  if (!registry.plugins().empty() || format != TableFormat::table) std::cout << render(table, format) << std::flush;
+  // Listing the plugins is this command's whole job, so a refused file is
+  // its failure: the good ones are listed above, each refused one on a line.
+  for (const auto& plugin : refused) std::cerr << "orchestrate: error: plugin refused: " << plugin.message << "\n";
+  return refused.empty() ? 0 : static_cast<int>(ExitCode::plugin);
 }
 
 namespace {

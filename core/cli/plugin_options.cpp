@@ -1,5 +1,7 @@
 #include "plugin_options.h"
 
+#include <iostream>
+
 #include "plugin_host.h"
 
 namespace orchestrate::cli {
@@ -11,7 +13,10 @@ void add_plugin_path_option(po::options_description& options) {
 }
 
 void load_all_plugins(Registry& registry, const po::variables_map& values) {
-  load_plugins(registry, plugin_search_path(values["plugin-path"].as<std::string>()));
+  // A refused file stops only a command that needs what was in it (the
+  // "unknown component" error then names it); any other command goes on.
+  for (const auto& refused : load_plugins(registry, plugin_search_path(values["plugin-path"].as<std::string>())))
+    std::cerr << "orchestrate: warning: plugin skipped: " << refused.message << "\n";
 }
 
 }  // namespace orchestrate::cli

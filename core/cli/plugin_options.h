@@ -11,7 +11,8 @@ namespace orchestrate::cli {
 void add_plugin_path_option(po::options_description& options);
 
 // Loads the plugins from --plugin-path, $ORCHESTRATE_PLUGIN_PATH and the
-// default directory into `registry`.
+// default directory into `registry`; a refused plugin file is a one-line
+// warning on stderr.
 void load_all_plugins(Registry& registry, const po::variables_map& values);
 
 }  // namespace orchestrate::cli

@@ -8,7 +8,9 @@
 #include <filesystem>
 #include <set>
 
+#include "orchestrate/duplicate_component.h"
 #include "orchestrate/plugin.h"
+#include "plugin_file_check.h"
 
 namespace orchestrate {
 
@@ -74,8 +76,23 @@ std::vector<std::string> plugin_search_path(const std::string& command_line_path
   return dirs;
 }
 
-void load_plugin_library(Registry& registry, const std::string& path) {
+namespace {
+
+// A library loaded and its descriptor checked; nothing in it has run but
+// its static constructors.
+struct OpenedPlugin {
+  std::shared_ptr<boost::dll::shared_library> library;
+  const PluginDescriptor* descriptor = nullptr;
+};
+
+// Throws PluginError for a file that is refused; the registry is untouched.
+OpenedPlugin open_plugin(const std::string& path) {
   if (!fs::exists(path)) throw PluginError(path + ": plugin library not found");
+  // dlopen maps a damaged file as it stands and crashes on it (SIGSEGV,
+  // SIGBUS) before it could report anything, so the headers are checked first.
+  if (const std::string problem = plugin_file_problem(fs::path(path)); !problem.empty())
+    throw PluginError(path + ": cannot be loaded safely: " + problem +
+                      "; rebuild the plugin or remove it from the plugin path");
   auto library = std::make_shared<boost::dll::shared_library>();
   boost::dll::fs::error_code ec;
   // RTLD_NOW: an unresolved symbol is reported here, not as a crash mid-run.
@@ -91,12 +108,27 @@ void load_plugin_library(Registry& registry, const std::string& path) {
   const PluginDescriptor* descriptor = entry();
   if (!descriptor) throw PluginError(path + ": plugin returned no descriptor");
   check_descriptor(*descriptor, path);
+  return {library, descriptor};
+}
 
-  LoadedPlugin loaded{descriptor->name, descriptor->version ? descriptor->version : "", path, descriptor->torch_version,
-                      descriptor->compiler ? descriptor->compiler : ""};
-  registry.begin_plugin(loaded, library);
+std::string library_of(const Registry& registry, const std::string& plugin) {
+  for (const auto& loaded : registry.plugins())
+    if (loaded.name == plugin) return loaded.library_path;
+  return "?";
+}
+
+void register_plugin(Registry& registry, const std::string& path, const OpenedPlugin& opened) {
+  const PluginDescriptor& d = *opened.descriptor;
+  LoadedPlugin loaded{d.name, d.version ? d.version : "", path, d.torch_version, d.compiler ? d.compiler : ""};
+  registry.begin_plugin(loaded, opened.library);
   try {
-    descriptor->register_components(registry);
+    d.register_components(registry);
+  } catch (const DuplicateComponentError& e) {
+    registry.end_plugin();
+    // The registry names the plugins; the files say which copies to look at.
+    throw PluginError(std::string(to_string(e.kind())) + " '" + e.name() + "' is registered twice: by plugin '" +
+                      e.first_plugin() + "' (" + library_of(registry, e.first_plugin()) + ") and by plugin '" +
+                      e.second_plugin() + "' (" + path + "); remove one of them from the plugin path");
   } catch (const Error&) {
     registry.end_plugin();
     throw;
@@ -107,7 +139,14 @@ void load_plugin_library(Registry& registry, const std::string& path) {
   registry.end_plugin();
 }
 
-void load_plugins(Registry& registry, const std::vector<std::string>& directories) {
+}  // namespace
+
+void load_plugin_library(Registry& registry, const std::string& path) {
+  register_plugin(registry, path, open_plugin(path));
+}
+
+std::vector<RefusedPlugin> load_plugins(Registry& registry, const std::vector<std::string>& directories) {
+  std::vector<RefusedPlugin> refused;
   std::set<std::string> loaded_names;
   for (const auto& dir : directories) {
     std::error_code ec;
@@ -117,10 +156,21 @@ void load_plugins(Registry& registry, const std::vector<std::string>& directorie
       if (entry.is_regular_file() && is_plugin_file(entry.path())) files.push_back(entry.path());
     std::sort(files.begin(), files.end());
     for (const auto& file : files) {
+      // A refused file keeps its name: a later directory's copy of the
+      // plugin is not silently used in place of the one the user put first.
       if (!loaded_names.insert(plugin_name_of(file.string())).second) continue;
-      load_plugin_library(registry, file.string());
+      OpenedPlugin opened;
+      try {
+        opened = open_plugin(file.string());
+      } catch (const PluginError& e) {
+        refused.push_back({file.string(), e.what()});
+        continue;
+      }
+      register_plugin(registry, file.string(), opened);
     }
   }
+  set_refused_plugins(refused);
+  return refused;
 }
 
 }  // namespace orchestrate

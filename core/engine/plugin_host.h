@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "orchestrate/refused_plugins.h"
 #include "orchestrate/registry.h"
 
 namespace orchestrate {
@@ -18,14 +19,22 @@ std::vector<std::string> plugin_search_path(const std::string& command_line_path
 std::string default_plugin_dir();
 
 // Loads one plugin library into `registry`. Throws PluginError when the file
-// cannot be loaded (with the loader's reason), exports no descriptor, has
-// another plugin API version (both versions named), another LibTorch version
-// or C++ ABI, or registers a component name that is already taken.
+// is refused: it fails the ELF check that runs before dlopen (a damaged or
+// truncated file would crash the loader), cannot be loaded (with the
+// loader's reason), exports no descriptor, has another plugin API version
+// (both versions named), another LibTorch version or C++ ABI. Also throws
+// when its registration fails, or registers a component name already taken
+// (both plugins and both files named).
 void load_plugin_library(Registry& registry, const std::string& path);
 
 // Loads every liborchestrate_*.so in `directories` (sorted by name, a missing
 // directory is skipped). A name already loaded from an earlier directory is
-// skipped, so an earlier directory overrides a later one.
-void load_plugins(Registry& registry, const std::vector<std::string>& directories);
+// skipped, so an earlier directory overrides a later one. A file refused
+// before it registers anything (by the ELF check, the loader or its
+// descriptor) is skipped and returned, so that one broken plugin does not
+// stop a command that does not need it; the list is also kept for the
+// "unknown component" error (refused_plugins.h). A plugin that fails while
+// registering stops the load: the registry would hold part of it.
+std::vector<RefusedPlugin> load_plugins(Registry& registry, const std::vector<std::string>& directories);
 
 }  // namespace orchestrate

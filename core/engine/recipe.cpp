@@ -8,6 +8,7 @@
 
 #include "core_tables.h"
 #include "orchestrate/error.h"
+#include "orchestrate/refused_plugins.h"
 #include "param_conversion.h"
 #include "recipe_overrides.h"
 #include "smoke_overrides.h"
@@ -134,6 +135,9 @@ class RecipeReader {
           registry_.component(*spec.kind, *name);
           return *name;
         } catch (const PluginError& e) {
+          // With plugin files refused, the component may be in one of them
+          // (e.what() names them): a plugin failure, not a typo in the recipe.
+          if (!refused_plugins().empty()) throw PluginError(at(*plugin) + label + " plugin: " + e.what());
           problem(at(*plugin) + label + " plugin: " + e.what());
           return "";
         }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "orchestrate/duplicate_component.h"
+#include "orchestrate/refused_plugins.h"
+
 namespace orchestrate {
 
 const char* to_string(ComponentKind kind) {
@@ -69,12 +72,15 @@ void throw_unknown_component(ComponentKind kind, const std::string& name, const 
   std::string message = std::string("unknown ") + to_string(kind) + " '" + name + "'";
   if (auto best = closest_match(name, known); !best.empty()) message += "; did you mean '" + best + "'?";
   message += " (known: " + join(known) + ")";
+  // Which file would have had it cannot be known, so every refused one is named.
+  const auto refused = refused_plugins();
+  for (std::size_t i = 0; i < refused.size(); ++i)
+    message += (i == 0 ? "; it may be in a plugin file that could not be loaded: " : "; also: ") + refused[i].message;
   throw PluginError(message);
 }
 
 void throw_duplicate_component(const ComponentInfo& existing, const std::string& plugin) {
-  throw PluginError(std::string(to_string(existing.kind)) + " '" + existing.name + "' is registered twice: by plugin '" +
-                    existing.plugin + "' and by plugin '" + plugin + "'; remove one of them from the plugin path");
+  throw DuplicateComponentError(existing.kind, existing.name, existing.plugin, plugin);
 }
 
 Registry::Registry()

@@ -139,9 +139,10 @@ TEST(Cli, PluginsAndDescribe) {
 }
 
 TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
+  // Listed with the good plugins (tests/bad_plugins has the whole output).
   auto result = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/future_api");
   EXPECT_EQ(result.exit_code, 3);
-  EXPECT_EQ(line_count(result.output), 1u) << result.output;
+  EXPECT_NE(result.output.find("plugin refused: "), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("liborchestrate_future_api.so: plugin API version 999, but this orchestrate needs " +
                                     std::to_string(kPluginApiVersion) + "; "
                                "rebuild the plugin against orchestrate 0.1.0"),
@@ -158,8 +159,8 @@ TEST(Cli, DuplicateComponentAndCorruptLibraryAreRefused) {
   dir.write("liborchestrate_corrupt.so", "this is not an ELF file");
   auto corrupt = run_orchestrate("plugins --plugin-path " + dir.path().string());
   EXPECT_EQ(corrupt.exit_code, 3);
-  EXPECT_EQ(line_count(corrupt.output), 1u) << corrupt.output;
-  EXPECT_NE(corrupt.output.find("liborchestrate_corrupt.so: cannot load plugin: "), std::string::npos)
+  EXPECT_NE(corrupt.output.find("liborchestrate_corrupt.so: cannot be loaded safely: not an ELF file"),
+            std::string::npos)
       << corrupt.output;
 }
 

@@ -1,0 +1,207 @@
+// Damaged copies of a real plugin in a plugin directory, end to end: each is
+// refused before dlopen (no signal, exit 3, one line naming the file),
+// `plugins` still lists the good ones, a command that does not need it runs
+// with a one-line warning, and one that does names the refused file.
+#include <link.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "command_runner.h"
+#include "orchestrate/api.h"
+
+namespace orchestrate::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using Bytes = std::string;
+
+// An lr_schedule plugin: no other command below needs it.
+const std::string kVictim = "liborchestrate_piecewise.so";
+
+Bytes real_plugin() { return file_bytes(std::string(ORCHESTRATE_TEST_PLUGIN_DIR) + "/" + kVictim); }
+
+Bytes truncated(const Bytes& real) { return real.substr(0, real.size() / 2); }
+
+Bytes random_bytes(const Bytes& real) {
+  std::mt19937 random(22);
+  Bytes noise(real.size(), '\0');
+  for (auto& byte : noise) byte = static_cast<char>(random());
+  return noise;
+}
+
+// The high bytes of every program header's file offset flipped: the
+// segments then lie far past the end of the file.
+Bytes flipped_program_headers(const Bytes& real) {
+  Bytes flipped = real;
+  ElfW(Ehdr) header;
+  std::memcpy(&header, flipped.data(), sizeof header);
+  for (int i = 0; i < header.e_phnum; ++i) {
+    const std::size_t offset_field = header.e_phoff + i * sizeof(ElfW(Phdr)) + offsetof(ElfW(Phdr), p_offset);
+    flipped[offset_field + 5] = static_cast<char>(flipped[offset_field + 5] ^ 0xff);
+  }
+  return flipped;
+}
+
+std::vector<std::string> lines_naming(const std::string& output, const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream lines(output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(text) != std::string::npos) out.push_back(line);
+  return out;
+}
+
+std::size_t line_count(const std::string& text) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+struct Damage {
+  const char* name;
+  Bytes (*make)(const Bytes&);
+  const char* reason;  // how the refusal begins, after "cannot be loaded safely: "
+};
+
+const Damage kDamages[] = {
+    {"truncated", truncated, "truncated or damaged: segment "},
+    {"random_bytes", random_bytes, "not an ELF file (no valid ELF identification bytes)"},
+    {"flipped_program_headers", flipped_program_headers, "truncated or damaged: segment 0 (LOAD) ("},
+};
+
+class DamagedPluginFile : public ::testing::TestWithParam<Damage> {
+ protected:
+  void SetUp() override {
+    const Bytes real = real_plugin();
+    ASSERT_GT(real.size(), 1000u) << "build the plugins first";
+    std::ofstream(path, std::ios::binary) << GetParam().make(real);
+  }
+  ScratchDir dir;
+  const std::string path = dir.file(kVictim);
+  const std::string refusal = path + ": cannot be loaded safely: " + GetParam().reason;
+};
+
+TEST_P(DamagedPluginFile, PluginsListsTheGoodOnesAndRefusesItInOneLine) {
+  auto result = run_orchestrate("plugins --format csv --plugin-path " + dir.path().string());
+  EXPECT_EQ(result.exit_code, 3) << result.output;  // an exit, not a signal (128 + n)
+  const auto named = lines_naming(result.output, path);
+  ASSERT_EQ(named.size(), 1u) << result.output;
+  EXPECT_EQ(named[0].rfind("orchestrate: error: plugin refused: " + refusal, 0), 0u) << named[0];
+  EXPECT_NE(named[0].find("; rebuild the plugin or remove it from the plugin path"), std::string::npos) << named[0];
+  for (const char* row : {"optimizer,adam,adam,", "model,lenet,lenet,", "dataset,mock,mock,"})
+    EXPECT_NE(result.output.find(row), std::string::npos) << row << "\n" << result.output;
+  // The refused file keeps its name: the default directory's copy does not stand in for it.
+  EXPECT_EQ(result.output.find("lr_schedule,piecewise,"), std::string::npos) << result.output;
+}
+
+TEST_P(DamagedPluginFile, ACommandThatDoesNotNeedItRunsWithAWarning) {
+  auto result = run_orchestrate("describe optimizer adam --format csv --plugin-path " + dir.path().string());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  const auto named = lines_naming(result.output, path);
+  ASSERT_EQ(named.size(), 1u) << result.output;
+  EXPECT_EQ(named[0].rfind("orchestrate: warning: plugin skipped: " + refusal, 0), 0u) << named[0];
+  EXPECT_NE(result.output.find("\nlr,float,0.01,"), std::string::npos) << result.output;
+}
+
+TEST_P(DamagedPluginFile, ACommandThatNeedsItNamesTheRefusedFile) {
+  auto result = run_orchestrate("describe lr_schedule piecewise --plugin-path " + dir.path().string());
+  EXPECT_EQ(result.exit_code, 3) << result.output;
+  EXPECT_EQ(line_count(result.output), 2u) << result.output;  // the warning, then the error
+  const std::string error = "orchestrate: error: unknown lr_schedule 'piecewise'";
+  const auto errors = lines_naming(result.output, error);
+  ASSERT_EQ(errors.size(), 1u) << result.output;
+  EXPECT_EQ(errors[0].rfind(error, 0), 0u) << errors[0];
+  EXPECT_NE(errors[0].find("; it may be in a plugin file that could not be loaded: " + refusal), std::string::npos)
+      << errors[0];
+}
+
+INSTANTIATE_TEST_SUITE_P(Copies, DamagedPluginFile, ::testing::ValuesIn(kDamages),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(BadPlugins, ARunThatDoesNotNeedARefusedPluginGoesOn) {
+  ScratchDir dir;
+  std::ofstream(dir.file(kVictim), std::ios::binary) << truncated(real_plugin());
+  const std::string recipe = dir.write("mock.toml", R"(schema_version = 1
+[run]
+name = "mock"
+batch_size = 8
+max_steps = 2
+[data]
+plugin = "mock"
+train_size = 64
+test_size = 16
+[model]
+plugin = "lenet"
+[optimizer]
+plugin = "adam"
+)");
+  auto result = run_orchestrate("run " + recipe + " --dry-run --plugin-path " + dir.path().string());
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(lines_naming(result.output, "orchestrate: warning: plugin skipped: " + dir.file(kVictim)).size(), 1u)
+      << result.output;
+  EXPECT_NE(result.output.find("[optimizer]\nplugin = \"adam\"\n"), std::string::npos) << result.output;
+}
+
+TEST(BadPlugins, ARecipeThatNeedsARefusedPluginNamesItsFile) {
+  ScratchDir dir;
+  const std::string path = dir.file(kVictim);
+  std::ofstream(path, std::ios::binary) << truncated(real_plugin());
+  const std::string recipe = dir.write("mock.toml", R"(schema_version = 1
+[run]
+name = "mock"
+[data]
+plugin = "mock"
+[model]
+plugin = "lenet"
+[optimizer]
+plugin = "adam"
+[schedule]
+plugin = "piecewise"
+)");
+  auto result = run_orchestrate("run " + recipe + " --dry-run --plugin-path " + dir.path().string());
+  EXPECT_EQ(result.exit_code, 3) << result.output;
+  const auto errors = lines_naming(result.output, "orchestrate: error: ");
+  ASSERT_EQ(errors.size(), 1u) << result.output;
+  EXPECT_EQ(errors[0].rfind("orchestrate: error: " + recipe + ":11:10: [schedule] plugin: unknown lr_schedule 'piecewise'", 0), 0u)
+      << errors[0];
+  EXPECT_NE(errors[0].find("; it may be in a plugin file that could not be loaded: " + path +
+                           ": cannot be loaded safely: truncated or damaged: "),
+            std::string::npos)
+      << errors[0];
+}
+
+TEST(BadPlugins, AnotherApiVersionIsRefusedButTheOthersLoad) {
+  const std::string path = std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/future_api/liborchestrate_future_api.so";
+  const std::string refusal = path + ": plugin API version 999, but this orchestrate needs " +
+                              std::to_string(kPluginApiVersion) + "; rebuild the plugin against orchestrate " +
+                              version();
+  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+                                 "/future_api");
+  EXPECT_EQ(listing.exit_code, 3) << listing.output;
+  EXPECT_EQ(lines_naming(listing.output, path), std::vector<std::string>{"orchestrate: error: plugin refused: " + refusal});
+  EXPECT_NE(listing.output.find("optimizer,adam,adam,"), std::string::npos) << listing.output;
+
+  auto describe = run_orchestrate(std::string("describe optimizer adam --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+                                  "/future_api");
+  EXPECT_EQ(describe.exit_code, 0) << describe.output;
+  EXPECT_EQ(lines_naming(describe.output, path), std::vector<std::string>{"orchestrate: warning: plugin skipped: " + refusal});
+}
+
+TEST(BadPlugins, AComponentRegisteredTwiceNamesBothFiles) {
+  const std::string duplicate = std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/duplicate/liborchestrate_duplicate.so";
+  const std::string mock = std::string(ORCHESTRATE_TEST_PLUGIN_DIR) + "/liborchestrate_mock.so";
+  auto result = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/duplicate");
+  EXPECT_EQ(result.exit_code, 3) << result.output;
+  EXPECT_EQ(line_count(result.output), 1u) << result.output;
+  // --plugin-path comes before the default directory, so the duplicate registers first.
+  EXPECT_EQ(result.output, "orchestrate: error: dataset 'mock' is registered twice: by plugin 'duplicate' (" +
+                               fs::path(duplicate).lexically_normal().string() + ") and by plugin 'mock' (" +
+                               fs::path(mock).lexically_normal().string() +
+                               "); remove one of them from the plugin path\n");
+}
+
+}  // namespace
+}  // namespace orchestrate::testing
