@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include <toml++/toml.h>
+#include "checked_toml.h"
 
 #include "orchestrate/params.h"
 

@@ -1,12 +1,14 @@
 #include "recipe.h"
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
-#include <toml++/toml.h>
+#include "checked_toml.h"
 
 #include "core_tables.h"
+#include "nesting_check.h"
 #include "orchestrate/error.h"
 #include "orchestrate/refused_plugins.h"
 #include "param_conversion.h"
@@ -265,8 +267,14 @@ toml::table parse_recipe_file(const std::string& path) {
   if (!std::filesystem::is_regular_file(path))
     throw RecipeError(path + ": recipe file not found (give the path to a .toml recipe, e.g. recipes/fashion_mnist.toml, or the "
                       "name of a shipped one: orchestrate recipes lists them)");
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (!in) throw RecipeError(path + ": recipe file cannot be read (check its permissions)");
+  const std::string recipe_text = text.str();
+  check_toml_text(recipe_text, path);  // before toml++ builds (and recursively destroys) the tree
   try {
-    return toml::parse_file(path);
+    return parse_toml(recipe_text, path);
   } catch (const toml::parse_error& e) {
     const auto& begin = e.source().begin;
     throw RecipeError(path + ":" + std::to_string(begin.line) + ":" + std::to_string(begin.column) +

@@ -9,22 +9,13 @@
 #include <vector>
 
 #include "orchestrate/params.h"
+#include "override_argument.h"
 #include "orchestrate/registry.h"
 
 namespace orchestrate {
 
 class SmokeOverrides;
 
-// One `--set path=value` from the command line. `path` is dotted; a number
-// addresses an entry of an array of tables: optimizer.wrappers.0.eta=0.002.
-struct Override {
-  std::vector<std::string> path;
-  std::string value;  // TOML value text; a bare word that is not TOML is taken as a string
-  std::string text;   // as typed, for error messages
-};
-
-// Parses "--set" arguments; throws UsageError for one without "table.key=".
-std::vector<Override> parse_overrides(const std::vector<std::string>& arguments);
 
 // One resolved table (or one entry of an array of tables).
 struct TableValues {

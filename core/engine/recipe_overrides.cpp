@@ -3,7 +3,9 @@
 #include <charconv>
 #include <optional>
 
+#include "nesting_check.h"
 #include "orchestrate/error.h"
+#include "orchestrate/input_limits.h"
 
 namespace orchestrate {
 
@@ -29,6 +31,16 @@ std::vector<Override> parse_overrides(const std::vector<std::string>& arguments)
     if (eq == std::string::npos || o.path.size() < 2 || empty_segment)
       throw UsageError("--set " + argument +
                        ": expected table.key=value, e.g. --set optimizer.lr=0.01 or --set optimizer.wrappers.0.eta=0.002");
+    // The same depth limit as a recipe file's, before any table is made.
+    if (o.path.size() > static_cast<std::size_t>(limits::kMaxNesting))
+      throw UsageError("--set " + o.path.front() + "." + o.path[1] + "...: the key has " +
+                       std::to_string(o.path.size()) + " parts, more than the " + std::to_string(limits::kMaxNesting) +
+                       " levels a recipe may nest; name a key as table.key");
+    try {
+      check_toml_text("value = " + o.value, "--set " + o.path.front() + "." + o.path[1]);
+    } catch (const RecipeError& e) {
+      throw UsageError(e.what());
+    }
     out.push_back(std::move(o));
   }
   return out;
@@ -44,7 +56,7 @@ const toml::node& parse_value(const std::string& text, toml::table& holder) {
   for (const std::string& candidate : {text, "[" + text + "]"}) {
     if (candidate.front() == '[' && candidate != text && !is_list) break;
     try {
-      holder = toml::parse("value = " + candidate);
+      holder = parse_toml("value = " + candidate, "--set");
       return *holder.get("value");
     } catch (const toml::parse_error&) {
       // not TOML: try the next reading
@@ -52,6 +64,17 @@ const toml::node& parse_value(const std::string& text, toml::table& holder) {
   }
   holder.insert_or_assign("value", text);
   return *holder.get("value");
+}
+
+// Calls visit on node and every node inside it (depth is bounded by the
+// nesting limit checked before parsing).
+template <class Visit>
+void for_each_node(toml::node& node, const Visit& visit) {
+  visit(node);
+  if (auto* table = node.as_table())
+    for (auto& [key, child] : *table) for_each_node(child, visit);
+  else if (auto* array = node.as_array())
+    for (auto& child : *array) for_each_node(child, visit);
 }
 
 std::optional<std::size_t> as_index(const std::string& segment) {
@@ -116,10 +139,13 @@ void apply_overrides(toml::table& root, const std::vector<Override>& overrides, 
     }
     if (!ok) continue;
     const std::string& key = o.path.back();
-    if (toml::node* old = table->get(key)) origins.erase(old);
+    // Every node an override writes is blamed on it, and none it replaces
+    // stays in the map: a freed node's address may be reused by a later
+    // node, which would then be blamed on the wrong --set.
+    if (toml::node* old = table->get(key)) for_each_node(*old, [&](toml::node& n) { origins.erase(&n); });
     toml::table holder;
     table->insert_or_assign(key, parse_value(o.value, holder));
-    origins[table->get(key)] = &o;
+    for_each_node(*table->get(key), [&](toml::node& n) { origins[&n] = &o; });
   }
 }
 

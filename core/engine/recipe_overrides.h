@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <toml++/toml.h>
+#include "checked_toml.h"
 
-#include "recipe.h"
+#include "override_argument.h"
 
 namespace orchestrate {
 

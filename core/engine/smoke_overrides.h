@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include <toml++/toml.h>
+#include "checked_toml.h"
 
 #include "orchestrate/registry.h"
 
