@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 #include <tuple>
 
@@ -17,58 +15,11 @@
 namespace orchestrate {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 namespace {
 
-constexpr const char* kFormatName = "orchestrate-checkpoint";
 constexpr const char* kStagingPrefix = ".staging-";
 constexpr const char* kReplacedSuffix = ".replaced";
-
-json to_json(const CheckpointMeta& m) {
-  return json{{"format", kFormatName},
-              {"format_version", m.format_version},
-              {"orchestrate_version", m.orchestrate_version},
-              {"run_id", m.run_id},
-              {"step", m.step},
-              {"micro_batch", m.micro_batch},
-              {"epoch", m.epoch},
-              {"evaluated_at_step", m.evaluated_at_step},
-              {"reason", m.reason},
-              {"created_at", m.created_at},
-              {"run_name", m.run_name},
-              {"model", m.model},
-              {"input_shape", m.input_shape},
-              {"num_classes", m.num_classes},
-              {"class_names", m.class_names},
-              {"world_size", m.world_size},
-              {"metrics", m.metrics},
-              {"recipe_params", m.recipe_params},
-              {"file_bytes", m.file_bytes}};
-}
-
-CheckpointMeta meta_from_json(const json& j) {
-  CheckpointMeta m;
-  m.format_version = j.at("format_version").get<int>();
-  m.orchestrate_version = j.at("orchestrate_version").get<std::string>();
-  m.run_id = j.at("run_id").get<std::int64_t>();
-  m.step = j.at("step").get<std::int64_t>();
-  m.micro_batch = j.at("micro_batch").get<std::int64_t>();
-  m.epoch = j.at("epoch").get<std::int64_t>();
-  m.evaluated_at_step = j.at("evaluated_at_step").get<std::int64_t>();
-  m.reason = j.at("reason").get<std::string>();
-  m.created_at = j.at("created_at").get<std::string>();
-  m.run_name = j.value("run_name", std::string());
-  m.model = j.at("model").get<std::string>();
-  m.input_shape = j.value("input_shape", std::vector<std::int64_t>{});
-  m.num_classes = j.value("num_classes", std::int64_t{0});
-  m.class_names = j.value("class_names", std::vector<std::string>{});
-  m.world_size = j.value("world_size", 1);
-  m.metrics = j.at("metrics").get<std::map<std::string, double>>();
-  m.recipe_params = j.at("recipe_params").get<std::map<std::string, std::string>>();
-  m.file_bytes = j.at("file_bytes").get<std::map<std::string, std::int64_t>>();
-  return m;
-}
 
 std::string read_text(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -77,23 +28,7 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-// (step, micro_batch) of a checkpoint directory name, or nullopt.
-std::optional<std::pair<std::int64_t, std::int64_t>> position_of(const std::string& name) {
-  static const std::regex pattern(R"(step-(\d+)(?:\+(\d+))?)");
-  std::smatch match;
-  if (!std::regex_match(name, match, pattern)) return std::nullopt;
-  return std::make_pair(std::stoll(match[1].str()), match[2].matched ? std::stoll(match[2].str()) : 0);
-}
-
 }  // namespace
-
-std::string checkpoint_name(std::int64_t step, std::int64_t micro_batch) {
-  char name[64];
-  std::snprintf(name, sizeof name, "step-%08lld", static_cast<long long>(step));
-  std::string out = name;
-  if (micro_batch > 0) out += "+" + std::to_string(micro_batch);
-  return out;
-}
 
 WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointContent content) {
   const std::string name = checkpoint_name(content.meta.step, content.meta.micro_batch);
@@ -111,7 +46,7 @@ WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointConte
     for (const char* file : {kWeightsFile, kTrainerStateFile, kRecipeFile})
       sizes[file] = static_cast<std::int64_t>(fs::file_size(staged / file));
     // Written last: its presence and sizes vouch for the files beside it.
-    write_file_durably((staged / kMetaFile).string(), to_json(content.meta).dump(2) + "\n");
+    write_file_durably((staged / kMetaFile).string(), checkpoint_meta_json(content.meta));
     publish_directory(staged.string(), final_path.string());
   } catch (...) {
     fs::remove_all(staged, ignored);
@@ -135,23 +70,9 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
   if (!is_checkpoint(path))
     throw Error(path + " is not an orchestrate checkpoint (no " + kMetaFile +
                 " in it); give a checkpoint directory such as .../step-00000300");
-  const fs::path meta_path = fs::path(path) / kMetaFile;
-  CheckpointMeta meta;
-  try {
-    const json j = json::parse(read_text(meta_path));
-    if (j.value("format", "") != kFormatName)
-      throw Error(meta_path.string() + " is not an orchestrate checkpoint description (format is not \"" +
-                  kFormatName + "\")");
-    const int version = j.at("format_version").get<int>();
-    if (version > kCheckpointFormatVersion)
-      throw Error("checkpoint " + path + " has format version " + std::to_string(version) + ", written by orchestrate " +
-                  j.value("orchestrate_version", std::string("?")) + "; this orchestrate reads version " +
-                  std::to_string(kCheckpointFormatVersion) + " and older: use a newer orchestrate");
-    meta = meta_from_json(j);
-  } catch (const json::exception& e) {
-    throw Error("checkpoint " + path + ": " + kMetaFile + " is damaged (" + e.what() +
-                "); use an older checkpoint of the run");
-  }
+  const fs::path directory =
+      fs::path(path).filename().empty() ? fs::path(path).parent_path() : fs::path(path);  // ".../step-6/"
+  const CheckpointMeta meta = parse_checkpoint_meta(read_text(directory / kMetaFile), directory.string());
   for (const auto& [file, bytes] : meta.file_bytes) {
     const fs::path file_path = fs::path(path) / file;
     if (!fs::exists(file_path, error))
@@ -169,7 +90,7 @@ std::vector<std::string> checkpoints_in(const std::string& directory) {
   std::error_code error;
   if (!fs::is_directory(directory, error)) return {};
   for (const auto& entry : fs::directory_iterator(directory, error)) {
-    const auto position = position_of(entry.path().filename().string());
+    const auto position = checkpoint_position(entry.path().filename().string());
     if (position && is_checkpoint(entry.path().string()))
       found.emplace_back(position->first, position->second, entry.path().string());
   }

@@ -21,38 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "checkpoint_meta.h"
 #include "safetensors.h"
 
 namespace orchestrate {
-
-inline constexpr int kCheckpointFormatVersion = 1;
-
-struct CheckpointMeta {
-  int format_version = kCheckpointFormatVersion;
-  std::string orchestrate_version;
-  std::int64_t run_id = 0;
-  std::int64_t step = 0;         // updates applied
-  std::int64_t micro_batch = 0;  // micro-batches of update step+1 already accumulated (0: none)
-  std::int64_t epoch = 0;        // 1-based epoch of the latest update (0 before the first)
-  std::int64_t evaluated_at_step = -1;  // the step of the latest evaluation; -1: none yet
-  std::string reason;            // interval, epoch, time, end, signal
-  std::string created_at;        // ISO-8601 UTC
-  std::string run_name;          // the run's name (its recipe's [run] name or file name)
-  std::string model;             // the model component's name
-  // What the model was built for, so it can be rebuilt (export, eval) without
-  // loading the data set: [channels, height, width], the classes and their
-  // names (empty when the data set has none). Older checkpoints lack them:
-  // then the recipe's data set says.
-  std::vector<std::int64_t> input_shape;
-  std::int64_t num_classes = 0;
-  std::vector<std::string> class_names;
-  // The ranks of the data-parallel job that saved it (1: one process); the
-  // global batch is [run] batch_size x world_size. Older checkpoints: 1.
-  int world_size = 1;
-  std::map<std::string, double> metrics;                  // the newest value of each, at this step
-  std::map<std::string, std::string> recipe_params;       // the resolved recipe, flattened
-  std::map<std::string, std::int64_t> file_bytes;         // size of each file above
-};
 
 struct CheckpointContent {
   CheckpointMeta meta;
@@ -60,14 +32,6 @@ struct CheckpointContent {
   std::string trainer_state;  // a serialized torch::serialize::OutputArchive
   std::string recipe_toml;
 };
-
-inline constexpr const char* kWeightsFile = "model.safetensors";
-inline constexpr const char* kTrainerStateFile = "trainer.pt";
-inline constexpr const char* kRecipeFile = "recipe.toml";
-inline constexpr const char* kMetaFile = "checkpoint.json";
-
-// "step-00000300", or "step-00000300+3" in the middle of an update.
-std::string checkpoint_name(std::int64_t step, std::int64_t micro_batch);
 
 struct WrittenCheckpoint {
   std::string path;

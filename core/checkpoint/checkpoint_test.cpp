@@ -107,6 +107,54 @@ TEST(CheckpointFormat, RefusesTruncatedMissingAndNewerCheckpoints) {
             std::string::npos);
 }
 
+// checkpoint.json is read back as hostile input: a field edited by hand or
+// damaged is named, never used to index or allocate (a wrong step ended in
+// a vector range error in the trainer).
+TEST(CheckpointFormat, RefusesATamperedDescription) {
+  ScratchDir dir;
+  const auto path = write_checkpoint(dir.path().string(), sample(6)).path;
+  const fs::path meta_file = fs::path(path) / kMetaFile;
+  std::string original;
+  {
+    std::ifstream in(meta_file);
+    original.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto tampered = [&](const std::string& from, const std::string& to) {
+    std::string text = original;
+    const auto at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    std::ofstream(meta_file, std::ios::trunc) << text;
+    const std::string why = error_of([&] { read_checkpoint_meta(path); });
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    EXPECT_NE(why.find("use an older checkpoint"), std::string::npos) << why;
+    return why;
+  };
+  EXPECT_NE(tampered("\"step\": 6", "\"step\": 600").find("step 600 does not match the directory's name step-00000006"),
+            std::string::npos);
+  EXPECT_NE(tampered("\"step\": 6", "\"step\": -6").find("step -6 is negative"), std::string::npos);
+  EXPECT_NE(tampered("\"format_version\": 1", "\"format_version\": -1").find("format_version -1 is not 1 or more"),
+            std::string::npos);
+  EXPECT_NE(tampered("\"world_size\": 1", "\"world_size\": 0").find("world_size 0"), std::string::npos);
+  EXPECT_NE(tampered("\"step\": 6", "\"step\": \"six\"").find("checkpoint.json is damaged"), std::string::npos);
+  EXPECT_NE(tampered("\"recipe.toml\"", "\"../../escape\"").find("names '../../escape', which is not a checkpoint file"),
+            std::string::npos);
+  EXPECT_NE(tampered("\"metrics\": {", "\"metrics\": {\"x\": " + std::string(1000, '[')).find("nested deeper than 64"),
+            std::string::npos);
+  std::ofstream(meta_file, std::ios::trunc) << original;
+  EXPECT_EQ(read_checkpoint_meta(path).step, 6);
+}
+
+// A directory named like a checkpoint with a step too large for int64 is no
+// checkpoint; listing used to throw "stoll", which failed the save.
+TEST(CheckpointFormat, AnOutOfRangeStepNameIsNotACheckpoint) {
+  ScratchDir dir;
+  write_checkpoint(dir.path().string(), sample(10));
+  const auto huge = dir.path() / "step-99999999999999999999999";
+  fs::copy(dir.path() / "step-00000010", huge, fs::copy_options::recursive);
+  EXPECT_EQ(checkpoints_in(dir.path().string()).size(), 1u);
+}
+
 TEST(CheckpointFormat, ACrashedSaveIsNeverListedAndIsCleanedUp) {
   ScratchDir dir;
   write_checkpoint(dir.path().string(), sample(10));

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <utility>
 
+#include "nesting_check.h"
 #include "orchestrate/error.h"
 #include "safetensors.h"
 
@@ -189,6 +190,7 @@ Header parse_header(const std::string& path, std::string_view text, std::uint64_
   // The reference refuses leading whitespace too; a header must open the object.
   if (text.empty() || text.front() != '{')
     fail(path, "header does not start with '{'; " + std::string(kDamaged));
+  check_json_nesting(text, path);  // nlohmann prints (dump) recursively
   const json root = parse_rejecting_duplicate_keys(path, text);
   if (!root.is_object()) fail(path, "header is not a JSON object; " + std::string(kDamaged));
   Header header;

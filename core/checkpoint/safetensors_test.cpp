@@ -237,6 +237,14 @@ TEST(SafetensorsDamaged, InvalidJson) {
   expect_read_fails(write_raw(dir, R"({"w": 3})", ""), {"tensor 'w'", "not an object"});
 }
 
+// A hub file whose __metadata__ nests 100,000 deep crashed the printer of
+// the error message (nlohmann's recursive dump); now it is refused unparsed.
+TEST(SafetensorsDamaged, DeeplyNestedMetadata) {
+  ScratchDir dir;
+  const std::string deep = R"({"__metadata__":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  expect_read_fails(write_raw(dir, deep, ""), {"JSON nested deeper than 64 levels at byte", "damaged"});
+}
+
 TEST(SafetensorsDamaged, UnknownDtype) {
   ScratchDir dir;
   expect_read_fails(write_raw(dir, R"({"w":{"dtype":"F4","shape":[2],"data_offsets":[0,1]}})", "\1"),

@@ -5,13 +5,6 @@
 #include "orchestrate/error.h"
 
 namespace orchestrate::cli {
-namespace {
-
-// Keeps a foreign exception (LibTorch's include a backtrace) to its first line.
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-}  // namespace
-
 int run_cli(const std::vector<std::string>& arguments, const CommandRunner& run) {
   if (arguments.empty()) {
     print_usage(std::cerr);
@@ -31,10 +24,10 @@ int run_cli(const std::vector<std::string>& arguments, const CommandRunner& run)
     if (command == nullptr) throw UsageError("unknown command '" + first + "' (see orchestrate --help)");
     return run(*command, {arguments.begin() + 1, arguments.end()});
   } catch (const Error& e) {
-    std::cerr << "orchestrate: error: " << e.what() << "\n";
+    std::cerr << "orchestrate: error: " << error_for_display(e.what()) << "\n";
     return static_cast<int>(e.exit_code());
   } catch (const std::exception& e) {
-    std::cerr << "orchestrate: error: " << first_line(e.what()) << "\n";
+    std::cerr << "orchestrate: error: " << exception_reason(e) << "\n";
     return static_cast<int>(ExitCode::runtime_failure);
   }
 }

@@ -17,7 +17,7 @@ auto guarded(const std::string& table, const std::string& plugin, Make make) {
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw Error("[" + table + "] " + plugin + ": " + e.what());
+    throw Error("[" + table + "] " + plugin + ": " + exception_reason(e));
   }
 }
 

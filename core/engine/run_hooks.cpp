@@ -16,7 +16,7 @@ RunHooks::RunHooks(const std::vector<ComponentChoice>& choices, const Registry& 
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      throw Error(labels_.back() + ": " + e.what());
+      throw Error(labels_.back() + ": " + exception_reason(e));
     }
     if (!hooks_.back()) throw Error(labels_.back() + ": the plugin returned no hook (a plugin bug)");
   }
@@ -30,7 +30,7 @@ void RunHooks::each(const char* what, Call call) {
     try {
       call(*hooks_[i]);
     } catch (const std::exception& e) {
-      throw Error(labels_[i] + " failed in " + what + ": " + e.what());
+      throw Error(labels_[i] + " failed in " + what + ": " + exception_reason(e));
     }
   }
 }

@@ -535,6 +535,12 @@ class TrainingRun {
 
   void restore(const CheckpointMeta& meta, const std::string& path) {
     namespace fs = std::filesystem;
+    // The pipeline skips step x M + micro_batch micro-batches: a position
+    // inside an update that has fewer is a damaged description.
+    if (meta.micro_batch >= c_.micro_batches_per_update)
+      throw Error("checkpoint " + path + " is " + std::to_string(meta.micro_batch) +
+                  " micro-batches into an update of " + std::to_string(c_.micro_batches_per_update) +
+                  "; its checkpoint.json is damaged: use an older checkpoint of the run");
     load_model_state(*c_.model, read_safetensors((fs::path(path) / kWeightsFile).string()), path);
     if (dim_reduce_) dim_reduce_state_ = dim_reduce_->state();  // the names to read
     load_trainer_state((fs::path(path) / kTrainerStateFile).string(), state_refs(), meta.micro_batch > 0);

@@ -56,4 +56,14 @@ class ORCHESTRATE_API DataError : public Error {
   ~DataError() override;
 };
 
+// The reason a foreign exception (LibTorch's, the standard library's) gives,
+// as one line for a message: c10::Error's what() carries the whole C++
+// backtrace after its first line. ORCHESTRATE_DEBUG=1 keeps all of it.
+ORCHESTRATE_API std::string exception_reason(const std::exception& error);
+
+// An error message as the CLI prints it: any backtrace a wrapped LibTorch
+// message carried cut off (unless ORCHESTRATE_DEBUG=1), and at most
+// limits::kMaxErrorLines lines, then "... and N more".
+ORCHESTRATE_API std::string error_for_display(const std::string& message);
+
 }  // namespace orchestrate
