@@ -1,5 +1,7 @@
 #include "compute_setup.h"
 
+#include "usable_cores.h"
+
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 
@@ -20,8 +22,7 @@ namespace {
 // CPU workers of one machine share its cores (--nproc 2 on 2 cores: one each).
 int intra_op_threads(const RunSettings& run, int workers_on_this_machine) {
   if (run.threads > 0) return run.threads;
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  return std::max(1, cores / std::max(1, workers_on_this_machine));
+  return std::max(1, usable_cores() / std::max(1, workers_on_this_machine));
 }
 
 bool use_channels_last(MemoryFormat format, const c10::Device& device) {

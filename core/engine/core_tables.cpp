@@ -5,6 +5,7 @@
 
 #include "orchestrate/optimizer_wrapper.h"
 #include "recipe.h"
+#include "usable_cores.h"
 
 namespace orchestrate {
 
@@ -49,7 +50,7 @@ std::vector<std::pair<std::size_t, std::string>> wrapper_chain_problems(const st
 }
 
 ParamSchema run_schema() {
-  return {
+  ParamSchema schema{
       string_param("name", "", "run name shown in `orchestrate runs`; empty: the recipe file's name"),
       int_param("seed", 42, "fixes data order, augmentation and weight init").at_least(0),
       string_param("device", "auto", "auto (CUDA when available), cpu or cuda").one_of({"auto", "cpu", "cuda"}),
@@ -78,6 +79,15 @@ ParamSchema run_schema() {
                    "names it)")
           .one_of({"stop", "skip"}),
   };
+  // More intra-op threads than cores only slows a step (each waits for the
+  // others), and a thousand of them under a memory limit hung LibTorch's pool.
+  schema.rule([](const Params& p) -> std::string {
+    const int cores = usable_cores();
+    if (p.integer("threads") <= cores) return "";
+    return "threads = " + std::to_string(p.integer("threads")) + " is more than the " + std::to_string(cores) +
+           " cores this process may use; use 0 (one per core) or at most " + std::to_string(cores);
+  });
+  return schema;
 }
 
 // [data]'s own key beside the dataset's: a recipe that reads data the user
