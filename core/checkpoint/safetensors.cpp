@@ -24,12 +24,6 @@
 
 namespace orchestrate {
 
-std::string shape_text(c10::IntArrayRef sizes) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
-  return text + "]";
-}
-
 namespace {
 
 namespace format = safetensors_format;

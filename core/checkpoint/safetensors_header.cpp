@@ -17,7 +17,16 @@
 
 #include "nesting_check.h"
 #include "orchestrate/error.h"
-#include "safetensors.h"
+
+namespace orchestrate {
+
+std::string shape_text(c10::IntArrayRef sizes) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < sizes.size(); ++i) text += (i ? ", " : "") + std::to_string(sizes[i]);
+  return text + "]";
+}
+
+}  // namespace orchestrate
 
 namespace orchestrate::safetensors_format {
 namespace {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <c10/core/ScalarType.h>
+#include <c10/util/ArrayRef.h>
 
 #include <cstdint>
 #include <map>
@@ -11,6 +12,16 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace orchestrate {
+
+// "[10, 84]": a tensor's shape as error messages and records show it.
+// Defined in safetensors_header.cpp, which the fuzz build compiles without
+// ATen; safetensors.h declares it too, for the code that holds tensors (next
+// time that header changes anyway, it should include this one instead).
+std::string shape_text(c10::IntArrayRef sizes);
+
+}  // namespace orchestrate
 
 namespace orchestrate::safetensors_format {
 
