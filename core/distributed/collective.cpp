@@ -17,8 +17,6 @@ namespace orchestrate {
 
 namespace {
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
 std::string seconds_text(std::chrono::milliseconds timeout) {
   return std::to_string(timeout.count() / 1000) + " s";
 }
@@ -49,7 +47,7 @@ c10::intrusive_ptr<c10d::Store> rendezvous(const LaunchEnvironment& env, std::ch
     QuietC10Log quiet;
     return c10::make_intrusive<c10d::TCPStore>(env.master_addr, options);
   } catch (const std::exception& e) {
-    const std::string cause = first_line(e.what());
+    const std::string cause = exception_reason(e);
     if (env.rank == 0)
       throw Error("rendezvous at " + address + " (" + env.launcher + " launch, rank 0 of " +
                   std::to_string(env.world_size) + ") failed: not all " + std::to_string(env.world_size) +
@@ -73,7 +71,7 @@ void PendingCollective::wait() {
   try {
     work->wait();
   } catch (const std::exception& e) {
-    throw Error(what_ + " failed: " + first_line(e.what()) +
+    throw Error(what_ + " failed: " + exception_reason(e) +
                 "; another worker has probably died or hung (see its output above), or [distributed] timeout_s "
                 "is too short");
   }
@@ -94,7 +92,7 @@ Collective::Collective(const LaunchEnvironment& environment, c10::Device device,
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    throw Error(describe("forming the " + engine_ + " process group") + " failed: " + first_line(e.what()) +
+    throw Error(describe("forming the " + engine_ + " process group") + " failed: " + exception_reason(e) +
                 "; check that every worker can reach the others (GLOO_SOCKET_IFNAME picks the network interface)");
   }
 }

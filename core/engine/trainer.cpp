@@ -10,7 +10,6 @@
 #include <cmath>
 #include <iomanip>
 #include <sstream>
-#include <thread>
 
 #include "checkpointer.h"
 #include "collective.h"
@@ -37,6 +36,7 @@
 #include "store_sql.h"
 #include "stop_signal.h"
 #include "training_state.h"
+#include "usable_cores.h"
 
 namespace orchestrate {
 
@@ -794,8 +794,7 @@ std::string export_finished_run(const Settings& s, TrainingComponents& c, RunSto
                        "serving model version " + std::to_string(exported.version) + " in " + exported.version_dir);
     return exported.version_dir;
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw Error("training finished but the serving export failed: " + what.substr(0, what.find('\n')) +
+    throw Error("training finished but the serving export failed: " + exception_reason(e) +
                 (checkpoint.empty() ? std::string()
                                     : "; the weights are in " + checkpoint + ": orchestrate export serving " +
                                           checkpoint + " --out " + s.export_.dir));
@@ -857,7 +856,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     TrainingComponents components = build_components(s, registry, compute, &data_events);
     store.record_event(outcome.run_id, "threads",
                        "intra_op=" + std::to_string(compute.intra_op_threads) + " data_workers=" + std::to_string(s.run.num_workers) +
-                           " cores=" + std::to_string(std::thread::hardware_concurrency()));
+                           " cores=" + std::to_string(usable_cores()));
     if (!components.tensor_records.empty() && !resume) {
       store.record_tensors(outcome.run_id, components.tensor_records);
       store.record_event(outcome.run_id, "init_from",

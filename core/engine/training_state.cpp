@@ -175,8 +175,7 @@ void load_trainer_state(const std::string& path, const TrainerStateRefs& s, bool
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
-    const std::string what = e.what();
-    throw Error("checkpoint state " + path + " cannot be restored: " + what.substr(0, what.find('\n')) +
+    throw Error("checkpoint state " + path + " cannot be restored: " + exception_reason(e) +
                 "; it was written by another recipe or is damaged: use another checkpoint");
   }
 }

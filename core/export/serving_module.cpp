@@ -68,8 +68,7 @@ torch::jit::Module trace_serving_module(Model& model, std::int64_t channels, std
                 .first;
   } catch (const std::exception& e) {
     torch::jit::tracer::abandon();
-    const std::string what = e.what();
-    throw Error("cannot trace the model for serving: " + what.substr(0, what.find('\n')));
+    throw Error("cannot trace the model for serving: " + exception_reason(e));
   }
   auto* forward = unit->create_function(c10::QualifiedName(*serving.type()->name(), "forward"), state->graph);
   serving.type()->addMethod(forward);
