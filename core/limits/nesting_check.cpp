@@ -103,7 +103,10 @@ class TomlNestingScan {
     if (starts_with(triple)) {
       for (int i = 0; i < 3; ++i) advance();
       while (!at_end() && !starts_with(triple)) {
-        if (basic && peek() == '\\') advance();
+        if (basic && peek() == '\\') {
+          advance();
+          check_after_multi_line_backslash();
+        }
         if (!at_end()) advance();
       }
       for (int i = 0; i < 3 && !at_end(); ++i) advance();
@@ -120,6 +123,20 @@ class TomlNestingScan {
 
   static bool starts_key(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '"' || c == '\'';
+  }
+
+  // toml++ 3.3 asks whether the character after a backslash in a multi-line
+  // basic string (and, after a line-ending backslash, the first one past the
+  // skipped whitespace) is Unicode whitespace, and for many non-ASCII
+  // characters (U+00A1 to U+049D among them) that question reaches an
+  // "unreachable" branch: undefined behaviour. Found by fuzzing.
+  void check_after_multi_line_backslash() {
+    std::size_t ahead = 0;
+    while (peek(ahead) == ' ' || peek(ahead) == '\t' || peek(ahead) == '\n' || peek(ahead) == '\r') ++ahead;
+    if (static_cast<unsigned char>(peek(ahead)) < 0x80) return;
+    throw RecipeError(where_ + ":" + std::to_string(line_) + ":" + std::to_string(column_) +
+                      ": TOML syntax error: a non-ASCII character right after a backslash in a multi-line string, "
+                      "which the TOML parser cannot read; move it before the backslash or write it as \\uXXXX");
   }
 
   // A key: dotted segments, bare or quoted. Returns how many segments.

@@ -96,6 +96,15 @@ TEST(TomlNesting, AnArrayValueThatCannotStartAValueIsRefused) {
   EXPECT_NE(toml_error("x = [1,\n  ,2]\n").find("r.toml:2:3:"), std::string::npos);
 }
 
+// Found by fuzzing: toml++ 3.3 classifies the character after a backslash in
+// a multi-line string through an "unreachable" branch for U+00A1..U+049D.
+TEST(TomlNesting, NonAsciiRightAfterAMultiLineBackslashIsRefused) {
+  EXPECT_NE(toml_error("t = \"\"\"a\\\xc3\xa9\"\"\"\n").find("r.toml:1:10: TOML syntax error: a non-ASCII character right after"),
+            std::string::npos);
+  EXPECT_NE(toml_error("t = \"\"\"a\\  \n  \xc3\xa9\"\"\"\n").find("right after a backslash"), std::string::npos);
+  EXPECT_EQ(toml_error("t = \"\"\"caf\xc3\xa9 \\\n  ok \\u00e9\"\"\"\n"), "");
+}
+
 TEST(TomlNesting, BrokenSyntaxIsLeftToTheParser) {
   for (const std::string text : {"[run", "x = [1, 2", "x = \"unterminated", "= 3", "x = '''open", "x = {a = }}}}]]]",
                                  "\"\"\"", "a.", "a..b = 1"})
