@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <regex>
 
 #include "nesting_check.h"
@@ -42,26 +43,50 @@ json to_json(const CheckpointMeta& m) {
               {"file_bytes", m.file_bytes}};
 }
 
+// An integer field as the JSON holds it: nlohmann would convert a float such
+// as 7.6e43 to int64 with a plain cast (undefined behaviour, found by
+// fuzzing), so anything but an integer in range is refused here.
+std::int64_t integer(const json& value, const std::string& key) {
+  const bool in_range = value.is_number_integer() && !(value.is_number_unsigned() &&
+                                                       value.get<std::uint64_t>() > std::numeric_limits<std::int64_t>::max());
+  if (!in_range) throw DataError(key + " is not an integer (" + value.dump().substr(0, 40) + ")");
+  return value.get<std::int64_t>();
+}
+
+std::int64_t integer_at(const json& j, const std::string& key) { return integer(j.at(key), key); }
+
+std::int64_t integer_or(const json& j, const std::string& key, std::int64_t fallback) {
+  return j.contains(key) ? integer(j.at(key), key) : fallback;
+}
+
+int small_integer_at(const json& j, const std::string& key, std::int64_t fallback) {
+  const std::int64_t value = integer_or(j, key, fallback);
+  if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max())
+    throw DataError(key + " " + std::to_string(value) + " is out of range");
+  return static_cast<int>(value);
+}
+
 CheckpointMeta meta_from_json(const json& j) {
   CheckpointMeta m;
-  m.format_version = j.at("format_version").get<int>();
+  m.format_version = small_integer_at(j, "format_version", 0);
   m.orchestrate_version = j.at("orchestrate_version").get<std::string>();
-  m.run_id = j.at("run_id").get<std::int64_t>();
-  m.step = j.at("step").get<std::int64_t>();
-  m.micro_batch = j.at("micro_batch").get<std::int64_t>();
-  m.epoch = j.at("epoch").get<std::int64_t>();
-  m.evaluated_at_step = j.at("evaluated_at_step").get<std::int64_t>();
+  m.run_id = integer_at(j, "run_id");
+  m.step = integer_at(j, "step");
+  m.micro_batch = integer_at(j, "micro_batch");
+  m.epoch = integer_at(j, "epoch");
+  m.evaluated_at_step = integer_at(j, "evaluated_at_step");
   m.reason = j.at("reason").get<std::string>();
   m.created_at = j.at("created_at").get<std::string>();
   m.run_name = j.value("run_name", std::string());
   m.model = j.at("model").get<std::string>();
-  m.input_shape = j.value("input_shape", std::vector<std::int64_t>{});
-  m.num_classes = j.value("num_classes", std::int64_t{0});
+  if (j.contains("input_shape"))
+    for (const auto& side : j.at("input_shape")) m.input_shape.push_back(integer(side, "input_shape"));
+  m.num_classes = integer_or(j, "num_classes", 0);
   m.class_names = j.value("class_names", std::vector<std::string>{});
-  m.world_size = j.value("world_size", 1);
+  m.world_size = small_integer_at(j, "world_size", 1);
   m.metrics = j.at("metrics").get<std::map<std::string, double>>();
   m.recipe_params = j.at("recipe_params").get<std::map<std::string, std::string>>();
-  m.file_bytes = j.at("file_bytes").get<std::map<std::string, std::int64_t>>();
+  for (const auto& [file, bytes] : j.at("file_bytes").items()) m.file_bytes[file] = integer(bytes, "file_bytes of " + file);
   return m;
 }
 
@@ -148,7 +173,7 @@ CheckpointMeta parse_checkpoint_meta(std::string_view text, const std::string& d
     if (!j.is_object()) throw damaged("not a JSON object");
     if (j.value("format", "") != kFormatName)
       throw Error(meta_path + " is not an orchestrate checkpoint description (format is not \"" + kFormatName + "\")");
-    const int version = j.at("format_version").get<int>();
+    const int version = small_integer_at(j, "format_version", 0);
     if (version > kCheckpointFormatVersion)
       throw Error("checkpoint " + directory + " has format version " + std::to_string(version) +
                   ", written by orchestrate " + j.value("orchestrate_version", std::string("?")) +

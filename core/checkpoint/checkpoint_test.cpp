@@ -133,6 +133,8 @@ TEST(CheckpointFormat, RefusesATamperedDescription) {
   EXPECT_NE(tampered("\"step\": 6", "\"step\": 600").find("step 600 does not match the directory's name step-00000006"),
             std::string::npos);
   EXPECT_NE(tampered("\"step\": 6", "\"step\": -6").find("step -6 is negative"), std::string::npos);
+  // A number too large for int64 is a float to the JSON parser (found by fuzzing).
+  EXPECT_NE(tampered("\"step\": 6", "\"step\": 7.6e43").find("step is not an integer (7.6e+43)"), std::string::npos);
   EXPECT_NE(tampered("\"format_version\": 1", "\"format_version\": -1").find("format_version -1 is not 1 or more"),
             std::string::npos);
   EXPECT_NE(tampered("\"world_size\": 1", "\"world_size\": 0").find("world_size 0"), std::string::npos);
