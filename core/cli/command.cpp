@@ -4,34 +4,49 @@
 
 #include <ostream>
 
+#include "export_tensorboard_command.h"
 #include "orchestrate/api.h"
 
 namespace orchestrate::cli {
 
 const std::vector<Command>& commands() {
+  constexpr auto front_end = Executable::front_end;
+  constexpr auto engine = Executable::engine;
   static const std::vector<Command> table{
       {"run",
        "train a recipe (a file, or a shipped recipe's name): orchestrate run RECIPE [--set table.key=value]... "
-       "[--dry-run] [--smoke] [--resume [RUN|DIR]] [--nproc N]"},
-      {"rerun", "run a recorded run's resolved recipe again, linked to it: orchestrate rerun RUN [run options]"},
-      {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors"},
+       "[--dry-run] [--smoke] [--resume [RUN|DIR]] [--nproc N]",
+       engine, run_command},
+      {"rerun", "run a recorded run's resolved recipe again, linked to it: orchestrate rerun RUN [run options]", engine,
+       rerun_command},
+      {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors", engine,
+       eval_command},
       {"bench-input",
-       "time the recipe's input pipeline alone (first batch, images/s): orchestrate bench-input RECIPE [--batches N]"},
-      {"plugins", "list loaded plugins and their components"},
-      {"describe", "show a component's parameters: orchestrate describe KIND NAME"},
-      {"recipes", "list the shipped recipes with what each reproduces: orchestrate recipes [--paths]"},
-      {"runs", "list recorded runs: orchestrate runs [--name GLOB] [--tag k=v] [--sort METRIC] [--format F]"},
-      {"show", "everything recorded about a run: orchestrate show RUN"},
-      {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]..."},
-      {"report", "reports over recorded runs: orchestrate report throughput [RUN]..."},
-      {"plot", "runs' curves as a picture: orchestrate plot RUN... --metric M[,M...] -o FILE.svg|png [--scaling]"},
-      {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN"},
-      {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH"},
+       "time the recipe's input pipeline alone (first batch, images/s): orchestrate bench-input RECIPE [--batches N]",
+       engine, bench_input_command},
+      {"plugins", "list loaded plugins and their components", engine, plugins_command},
+      {"describe", "show a component's parameters: orchestrate describe KIND NAME", engine, describe_command},
+      {"recipes", "list the shipped recipes with what each reproduces: orchestrate recipes [--paths]", front_end,
+       recipes_command},
+      {"runs", "list recorded runs: orchestrate runs [--name GLOB] [--tag k=v] [--sort METRIC] [--format F]",
+       front_end, runs_command},
+      {"show", "everything recorded about a run: orchestrate show RUN", front_end, show_command},
+      {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]...", front_end,
+       compare_command},
+      {"report", "reports over recorded runs: orchestrate report throughput [RUN]...", front_end, report_command},
+      {"plot", "runs' curves as a picture: orchestrate plot RUN... --metric M[,M...] -o FILE.svg|png [--scaling]",
+       front_end, plot_command},
+      {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN", engine, checkpoints_command},
+      {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH", engine,
+       weights_command},
       {"export",
        "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT --out DIR | "
-       "tensorboard RUN... DIR"},
-      {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE..."},
-      {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR"},
+       "tensorboard RUN... DIR",
+       engine, export_command, "tensorboard", export_tensorboard_command},
+      {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE...", engine,
+       predict_command},
+      {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR", engine,
+       new_plugin_command},
   };
   return table;
 }

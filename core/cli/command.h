@@ -1,7 +1,9 @@
-// The CLI is a table of subcommands; each parses its own options up front.
-// Two executables share the table: the front end (`orchestrate`, free of
-// LibTorch) runs the queries over the run store, and hands every other
-// command to the engine (`orchestrate-engine`), which runs them all.
+// The CLI is one table of subcommands (command.cpp); each parses its own
+// options up front. Help, dispatch and the split between the two executables
+// all come from the table, so adding a command is one entry there. The front
+// end (`orchestrate`, free of LibTorch) runs the queries over the run store,
+// and hands every other command to the engine (`orchestrate-engine`), which
+// runs them all.
 #pragma once
 
 #include <iosfwd>
@@ -13,9 +15,21 @@ namespace orchestrate::cli {
 // What runs a command: its arguments are those after the command name.
 using CommandFunction = int (*)(const std::vector<std::string>& arguments);
 
+// Which executable runs a command: the front end execs the engine for the
+// engine's commands, the engine runs both kinds.
+enum class Executable { front_end, engine };
+
 struct Command {
   const char* name;
-  const char* summary;
+  const char* summary;  // with its usage, for `orchestrate --help`
+  Executable runs_in;
+  // What runs it. An engine command's function is linked into the engine
+  // only: in the front end it is null (see the weak declarations below).
+  CommandFunction run;
+  // A first argument the front end runs itself although the engine runs the
+  // rest of the command (`export tensorboard` reads only the store).
+  const char* front_end_subcommand = nullptr;
+  CommandFunction run_front_end_subcommand = nullptr;
 };
 
 // Every command, in the order `orchestrate --help` lists them.
@@ -38,17 +52,20 @@ int compare_command(const std::vector<std::string>& arguments);
 int plot_command(const std::vector<std::string>& arguments);
 int recipes_command(const std::vector<std::string>& arguments);
 
-// The engine's commands.
-int run_command(const std::vector<std::string>& arguments);
-int rerun_command(const std::vector<std::string>& arguments);
-int eval_command(const std::vector<std::string>& arguments);
-int bench_input_command(const std::vector<std::string>& arguments);
-int plugins_command(const std::vector<std::string>& arguments);
-int describe_command(const std::vector<std::string>& arguments);
-int checkpoints_command(const std::vector<std::string>& arguments);
-int weights_command(const std::vector<std::string>& arguments);
-int export_command(const std::vector<std::string>& arguments);  // serving and tensorboard
-int predict_command(const std::vector<std::string>& arguments);
-int new_plugin_command(const std::vector<std::string>& arguments);
+// The engine's commands. Declared weak so that the one table can name them
+// in the front end too, which does not link LibTorch: there they are null.
+#define ORCHESTRATE_ENGINE_COMMAND [[gnu::weak]]
+ORCHESTRATE_ENGINE_COMMAND int run_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int rerun_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int eval_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int bench_input_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int plugins_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int describe_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int checkpoints_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int weights_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int export_command(const std::vector<std::string>& arguments);  // serving and tensorboard
+ORCHESTRATE_ENGINE_COMMAND int predict_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int new_plugin_command(const std::vector<std::string>& arguments);
+#undef ORCHESTRATE_ENGINE_COMMAND
 
 }  // namespace orchestrate::cli

@@ -46,8 +46,8 @@ std::optional<std::string> Checkpointer::due_after_update(std::int64_t step, boo
 }
 
 bool Checkpointer::due_by_time() const {
-  return settings_.every_seconds > 0 &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= settings_.every_seconds;
+  return settings_.save_interval_secs > 0 &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - last_save_).count() >= settings_.save_interval_secs;
 }
 
 bool Checkpointer::due_after_epoch(std::int64_t epoch) const {

@@ -42,47 +42,61 @@ void LogWindow::fill_phase_times(bool wait) {
   }
 }
 
-LogWindow::Summary LogWindow::flush(std::int64_t epoch) {
+LogWindow::Summary LogWindow::flush() { return take(/*log_point=*/true); }
+
+LogWindow::Summary LogWindow::write_rows() { return take(/*log_point=*/false); }
+
+LogWindow::Summary LogWindow::take(bool log_point) {
   Summary summary;
-  if (rows_.empty()) return summary;
+  if (rows_.empty() && !(log_point && written_rows_ > 0)) return summary;
   fill_phase_times(/*wait=*/true);
-  // One read for the whole window: losses, then the two hit counts.
-  std::vector<at::Tensor> values = losses_;
-  if (images_ > 0) {
+  // One read for the whole window: losses, then the two hit counts and the
+  // other scalars at a log point. Every value is converted to double, exactly.
+  std::vector<at::Tensor> values;
+  for (const auto& loss : losses_) values.push_back(loss.to(at::kDouble));
+  const bool hits = log_point && images_ > 0;
+  if (hits) {
     values.push_back(top1_.to(at::kDouble));
     values.push_back(top5_.to(at::kDouble));
   }
-  for (const auto& [metric, sum_and_count] : scalars_) values.push_back(sum_and_count.first.to(values.front().dtype()));
-  const auto host = at::stack(values).to(at::kCPU, at::kDouble).contiguous();
-  const double* read = host.data_ptr<double>();
-  double sum = 0;
+  if (log_point)
+    for (const auto& [metric, sum_and_count] : scalars_) values.push_back(sum_and_count.first.to(at::kDouble));
+  at::Tensor host;
+  if (!values.empty()) host = at::stack(values).to(at::kCPU).contiguous();
+  const double* read = host.defined() ? host.data_ptr<double>() : nullptr;
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     rows_[i].loss = read[i];
-    sum += read[i];
+    written_loss_sum_ += read[i];
     if (!std::isfinite(read[i]) && summary.first_nonfinite_step < 0) {
       summary.first_nonfinite_step = rows_[i].step;
       summary.first_nonfinite_loss = read[i];
     }
     store_.record_step(run_id_, rows_[i]);
   }
-  summary.last_step = rows_.back().step;
-  summary.mean_loss = sum / static_cast<double>(rows_.size());
-  summary.metrics.emplace_back("train/loss", summary.mean_loss);
-  if (images_ > 0) {
-    const double* hits = read + rows_.size();
-    summary.metrics.emplace_back("train/top1", hits[0] / static_cast<double>(images_));
-    if (has_top5_) summary.metrics.emplace_back("train/top5", hits[1] / static_cast<double>(images_));
-  }
-  const double* scalar = read + rows_.size() + (images_ > 0 ? 2 : 0);
-  for (const auto& [metric, sum_and_count] : scalars_)
-    summary.metrics.emplace_back(metric, *scalar++ / static_cast<double>(sum_and_count.second));
+  written_rows_ += static_cast<std::int64_t>(rows_.size());
+  if (!rows_.empty()) last_step_ = rows_.back().step;
+  const std::size_t row_count = rows_.size();
   summary.rows = std::move(rows_);
   rows_.clear();
   losses_.clear();
-  scalars_.clear();
   timed_rows_ = 0;
+  summary.last_step = last_step_;
+  if (!log_point) return summary;
+  summary.mean_loss = written_loss_sum_ / static_cast<double>(written_rows_);
+  summary.metrics.emplace_back("train/loss", summary.mean_loss);
+  if (hits) {
+    const double* hit_counts = read + row_count;
+    summary.metrics.emplace_back("train/top1", hit_counts[0] / static_cast<double>(images_));
+    if (has_top5_) summary.metrics.emplace_back("train/top5", hit_counts[1] / static_cast<double>(images_));
+  }
+  const double* scalar = read ? read + row_count + (hits ? 2 : 0) : nullptr;
+  for (const auto& [metric, sum_and_count] : scalars_)
+    summary.metrics.emplace_back(metric, *scalar++ / static_cast<double>(sum_and_count.second));
+  scalars_.clear();
   top1_ = top5_ = at::Tensor();
   images_ = 0;
+  written_rows_ = 0;
+  written_loss_sum_ = 0;
   return summary;
 }
 

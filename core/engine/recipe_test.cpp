@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include "core_settings_tables.h"
+#include "core_tables.h"
 #include "orchestrate/error.h"
 #include "orchestrate/optimizer_wrapper.h"
 #include "scratch_dir.h"
@@ -95,6 +99,42 @@ TEST_F(RecipeTest, ResolvesDefaultsAndCoercesIntegerToFloat) {
   EXPECT_EQ(s.precision.mode, PrecisionMode::fp32);
   EXPECT_TRUE(s.optimizer.wrappers.empty());
   EXPECT_EQ(s.preprocessing_plugin, "none");  // [preprocessing] is optional
+}
+
+// Each core key's default is written once, in its spec: a recipe that sets
+// none of them gives settings whose every field is that default (the run
+// name excepted, which an empty name makes the recipe file's).
+TEST_F(RecipeTest, AnEmptyRecipeResolvesEveryCoreKeyToItsSchemaDefault) {
+  const char* minimal = R"(schema_version = 1
+[data]
+plugin = "images"
+dir = "/data"
+[model]
+plugin = "tiny"
+[optimizer]
+plugin = "adam"
+)";
+  const Settings s = settings_of(load_recipe(write(minimal), {}, registry));
+  std::set<std::string> checked;
+  for (const auto& [key, value] : core_setting_values(s)) {
+    const auto dot = key.find('.');
+    const TableSpec* table = find_table(key.substr(0, dot));
+    ASSERT_NE(table, nullptr) << key;
+    const ParamSpec* spec = table->schema.find(key.substr(dot + 1));
+    ASSERT_NE(spec, nullptr) << key;
+    ASSERT_TRUE(spec->default_value.has_value()) << key;
+    if (key == "run.name") {
+      EXPECT_EQ(std::get<std::string>(value), "r");
+    } else {
+      EXPECT_EQ(to_display(value), to_display(*spec->default_value)) << key;
+    }
+    checked.insert(key);
+  }
+  // Every key the core tables declare fills a field ([data] expects is only shown with errors).
+  for (const auto& table : recipe_tables())
+    for (const auto& spec : table.schema.specs())
+      if (table.name != "data") EXPECT_EQ(checked.count(table.name + "." + spec.name), 1u) << table.name << "." << spec.name;
+  EXPECT_GT(checked.size(), 60u);
 }
 
 TEST_F(RecipeTest, PreprocessingTableIsCheckedAgainstItsSchema) {

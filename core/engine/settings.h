@@ -1,5 +1,7 @@
 // The core's recipe settings as typed values, read from a validated Recipe
-// once, so the engine never looks keys up by string.
+// once, so the engine never looks keys up by string. No field has a default
+// here: every key's default is its spec's, in core_settings_tables.cpp, and
+// settings_of() fills every field from the resolved recipe.
 #pragma once
 
 #include <cstdint>
@@ -20,25 +22,25 @@ enum class WarmupShape { none, linear, exponential };
 
 struct RunSettings {
   std::string name;
-  std::uint64_t seed = 42;
-  std::string device = "auto";
-  std::int64_t epochs = 1;
-  std::int64_t max_steps = 0;
-  std::int64_t batch_size = 64;
-  int num_workers = 2;
-  int prefetch_batches = 4;
-  std::int64_t shuffle_buffer_size = 0;  // > 0: sequential datasets are shuffled through a buffer of this many
-  std::int64_t cache_mb = 0;             // decoded examples kept in memory, per split; 0: none
-  std::int64_t log_every = 50;
-  int threads = 0;
-  NonFinitePolicy on_nonfinite = NonFinitePolicy::stop;
+  std::uint64_t seed{};
+  std::string device{};
+  std::int64_t epochs{};
+  std::int64_t max_steps{};
+  std::int64_t batch_size{};
+  int num_workers{};
+  int prefetch_batches{};
+  std::int64_t shuffle_buffer_size{};  // > 0: sequential datasets are shuffled through a buffer of this many
+  std::int64_t cache_mb{};             // decoded examples kept in memory, per split; 0: none
+  std::int64_t log_every{};
+  int threads{};
+  NonFinitePolicy on_nonfinite{};
 };
 
 struct ParameterGroupRule {
   std::string pattern;
   std::regex match;
-  double lr_scale = 1.0;
-  double weight_decay_scale = 1.0;
+  double lr_scale{};
+  double weight_decay_scale{};
 };
 
 // A component named in an array of tables ([[optimizer.wrappers]], [[hooks]]).
@@ -50,9 +52,9 @@ struct ComponentChoice {
 struct OptimizerSettings {
   std::string plugin;
   Params params;
-  double base_lr = 0.0;  // the component's `lr`
-  double weight_decay = 0.0;
-  bool decay_norm_and_bias = false;
+  double base_lr{};  // the component's `lr`
+  double weight_decay{};
+  bool decay_norm_and_bias{};
   std::vector<std::string> no_decay_patterns;
   std::vector<std::regex> no_decay;
   std::vector<ParameterGroupRule> groups;
@@ -62,34 +64,41 @@ struct OptimizerSettings {
 struct ScheduleSettings {
   std::string plugin;
   Params params;
-  WarmupShape warmup = WarmupShape::none;
-  double warmup_length = 0;
-  bool warmup_in_epochs = false;
-  double warmup_start_lr = 0;
+  WarmupShape warmup{};
+  double warmup_length{};
+  bool warmup_in_epochs{};
+  double warmup_start_lr{};
 };
 
 struct PrecisionSettings {
-  PrecisionMode mode = PrecisionMode::fp32;
-  LossScalerSettings scaler;  // mode off unless fp16
+  PrecisionMode mode{};
+  LossScalerSettings scaler;  // as the recipe says; scaler.mode is loss_scaling
+  // What the run scales with: loss scaling exists for fp16's narrow exponent
+  // range, so bf16 and fp32 scale nothing, whatever loss_scaling says.
+  LossScalerSettings loss_scaler() const {
+    LossScalerSettings used = scaler;
+    if (mode != PrecisionMode::fp16) used.mode = LossScaleMode::off;
+    return used;
+  }
 };
 
 struct EvalSettings {
-  bool enabled = true;
-  std::int64_t every_epochs = 1;
-  std::int64_t batch_size = 1000;
+  bool enabled{};
+  std::int64_t every_epochs{};
+  std::int64_t batch_size{};
 };
 
 struct CheckpointSettings {
   std::string dir;  // "": <run store's directory>/checkpoints/run-<id>
-  std::int64_t every_steps = 0;
-  std::int64_t every_epochs = 1;
-  double every_seconds = 0;
-  std::int64_t keep_max = 3;  // 0: keep all
-  bool at_end = true;
-  bool on_signal = true;
+  std::int64_t every_steps{};
+  std::int64_t every_epochs{};
+  double save_interval_secs{};
+  std::int64_t keep_max{};  // 0: keep all
+  bool at_end{};
+  bool on_signal{};
   std::string init_from;
   std::vector<std::string> exclude;    // globs; "@logits" is the model's logits pattern
-  bool strict = true;
+  bool strict{};
   std::vector<std::string> trainable;  // globs; everything else is frozen
   std::vector<std::string> frozen;     // globs
 };
@@ -98,20 +107,20 @@ struct CheckpointSettings {
 struct ExportSettings {
   std::string dir;  // the model repository; "": no export
   std::string name;  // the model's directory in it; "": the run name
-  std::int64_t top_k = 5;
-  std::int64_t max_batch_size = 64;
+  std::int64_t top_k{};
+  std::int64_t max_batch_size{};
 };
 
 // [distributed]: used when the run is one rank of a data-parallel job.
 struct DistributedSettings {
-  std::string backend = "auto";
-  double bucket_size_mb = 25.0;
-  double timeout_s = 60.0;
+  std::string backend{};
+  double bucket_size_mb{};
+  double timeout_s{};
 };
 
 // [gradient_compression]: "none" builds no compressor.
 struct CompressionSettings {
-  std::string plugin = "none";
+  std::string plugin{};
   Params params;
 };
 
@@ -129,9 +138,9 @@ struct Settings {
   Params preprocessing_params;
   std::string model_plugin;
   Params model_params;
-  MemoryFormat memory_format = MemoryFormat::automatic;
-  double label_smoothing = 0.0;
-  double aux_weight = -1.0;  // < 0: each auxiliary classifier's declared weight
+  MemoryFormat memory_format{};
+  double label_smoothing{};
+  double aux_weight{};  // < 0: each auxiliary classifier's declared weight
   OptimizerSettings optimizer;
   ScheduleSettings schedule;
   PrecisionSettings precision;
@@ -144,8 +153,8 @@ struct Settings {
   DimReduceSettings dim_reduce;  // [dim_reduce]: stage 2
   std::vector<ComponentChoice> hooks;  // in recipe order
   std::string db;
-  std::string progress = "auto";
-  double flush_seconds = 10.0;  // step rows reach the store at least this often
+  std::string progress{};
+  double flush_seconds{};  // step rows reach the store at least this often
 };
 
 // Reads the typed settings of a recipe that load_recipe() validated.

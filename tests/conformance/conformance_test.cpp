@@ -1,4 +1,4 @@
-// The per-kind contracts of DESIGN.md ("each kind has a conformance test that
+// The per-kind contracts of share/doc/design.md ("each kind has a conformance test that
 // every plugin of that kind passes"), checked for every component of every
 // plugin in the build's plugin directory, loaded through the real host.
 #include <ATen/ATen.h>

@@ -3,7 +3,10 @@
 // mixed precision, non-finite losses, and the checks that run at load.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -170,6 +173,38 @@ TEST(TrainingEngine, ReportAccountsForTheWallTime) {
   EXPECT_NEAR(row["accounted"].get<double>(), 1.0, 0.02) << report.output;
   const double images = 60.0 * 4 * 16;
   EXPECT_NEAR(images / train, images / (wall - setup - eval), 0.02 * images / train) << report.output;
+}
+
+// Log points are chosen by step, never by the clock: with step rows written
+// by time after every update (flush_secs) and checkpoints saved by time too,
+// two identical runs record the same step rows and metrics, apart from the
+// times, so their logged curves can be compared point for point.
+TEST(TrainingEngine, TwoIdenticalRunsLogIdenticalRowsWhateverTheClock) {
+  ScratchDir dir;
+  const auto recipe = dir.write("lars.toml", kLarsRecipe);
+  const std::string same =
+      " --quiet --set run.max_steps=22 --set run.log_every=4 --set run.threads=1 --set log.flush_secs=0.000001"
+      " --set checkpoint.save_interval_secs=0.000001 --set checkpoint.keep_max=0";
+  std::vector<std::string> dbs;
+  for (const char* name : {"first", "second"}) {
+    dbs.push_back(dir.file(std::string(name) + ".db"));
+    const auto result = run_orchestrate("run " + recipe + " --db " + dbs.back() + same);
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+  }
+  const std::string steps =
+      "select step, epoch, images, rank, printf('%.17g', loss), printf('%.17g', learning_rate), bytes_sent"
+      " from step_timings order by rank, step";
+  const std::string metrics =
+      "select name, step, epoch, printf('%.17g', value) from metrics where name not like 'time/%' order by name, step";
+  const std::string first_steps = sql(dbs[0], steps), first_metrics = sql(dbs[0], metrics);
+  EXPECT_EQ(std::count(first_steps.begin(), first_steps.end(), '\n'), 22) << first_steps;
+  // train/loss at steps 4, 8, ..., 20 and the last, 22: none chosen by the clock.
+  EXPECT_NE(first_metrics.find("train/loss|20|"), std::string::npos) << first_metrics;
+  EXPECT_NE(first_metrics.find("train/loss|22|"), std::string::npos) << first_metrics;
+  EXPECT_EQ(sql(dbs[0], "select count(*) from metrics where name = 'train/loss'"), "6\n") << first_metrics;
+  EXPECT_NE(sql(dbs[0], "select count(*) from checkpoints where reason = 'time'"), "0\n");
+  EXPECT_EQ(sql(dbs[1], steps), first_steps);
+  EXPECT_EQ(sql(dbs[1], metrics), first_metrics);
 }
 
 TEST(TrainingEngine, DescribeCoversTheNewTablesAndKinds) {

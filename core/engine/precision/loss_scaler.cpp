@@ -59,9 +59,9 @@ const char* loss_scale_mode_name(LossScaleMode mode) {
 
 LossScaler::LossScaler(const LossScalerSettings& settings) : settings_(settings) {
   if (settings_.mode == LossScaleMode::fixed)
-    require(settings_.loss_scale > 0, "static loss_scale must be > 0, got " + std::to_string(settings_.loss_scale));
+    require(settings_.scale > 0, "static loss_scale must be > 0, got " + std::to_string(settings_.scale));
   if (settings_.mode == LossScaleMode::dynamic) {
-    require(settings_.init_scale > 0, "init_scale must be > 0, got " + std::to_string(settings_.init_scale));
+    require(settings_.scale > 0, "init_scale must be > 0, got " + std::to_string(settings_.scale));
     require(settings_.growth_factor > 1.0,
             "growth_factor must be > 1, got " + std::to_string(settings_.growth_factor));
     require(settings_.backoff_factor > 0.0 && settings_.backoff_factor < 1.0,
@@ -69,8 +69,7 @@ LossScaler::LossScaler(const LossScalerSettings& settings) : settings_(settings)
     require(settings_.growth_interval >= 1,
             "growth_interval must be >= 1, got " + std::to_string(settings_.growth_interval));
   }
-  const double initial = settings_.mode == LossScaleMode::dynamic ? settings_.init_scale : settings_.loss_scale;
-  scale_ = scalar_tensor(enabled() ? initial : 1.0, at::kFloat);
+  scale_ = scalar_tensor(enabled() ? settings_.scale : 1.0, at::kFloat);
   growth_tracker_ = scalar_tensor(0, at::kInt);
   skipped_ = scalar_tensor(0, at::kLong);
 }

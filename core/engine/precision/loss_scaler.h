@@ -33,11 +33,11 @@ enum class LossScaleMode { off, fixed, dynamic };
 LossScaleMode parse_loss_scale_mode(const std::string& name);
 const char* loss_scale_mode_name(LossScaleMode mode);
 
+// torch.amp.GradScaler's defaults, which the recipe's [precision] keys take
+// as theirs (core_tables.cpp reads them from here, so they are written once).
 struct LossScalerSettings {
   LossScaleMode mode = LossScaleMode::off;
-  double loss_scale = 1024.0;  // fixed mode's scale
-  // dynamic mode; GradScaler's defaults
-  double init_scale = 65536.0;
+  double scale = 65536.0;  // fixed mode's scale; dynamic mode's initial one (GradScaler's init_scale)
   double growth_factor = 2.0;
   double backoff_factor = 0.5;
   std::int64_t growth_interval = 2000;

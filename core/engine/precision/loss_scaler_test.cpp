@@ -29,7 +29,7 @@ LossScalerSettings dynamic_settings(std::int64_t growth_interval = 2000) {
 LossScalerSettings static_settings(double loss_scale = 1024.0) {
   LossScalerSettings s;
   s.mode = LossScaleMode::fixed;
-  s.loss_scale = loss_scale;
+  s.scale = loss_scale;
   return s;
 }
 

@@ -1,0 +1,31 @@
+#include "train/objective.h"
+
+#include <ATen/ops/cross_entropy_loss.h>
+
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+
+at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& labels, double label_smoothing) {
+  return at::cross_entropy_loss(logits.to(at::kFloat), labels, {}, at::Reduction::Mean, /*ignore_index=*/-100,
+                                label_smoothing);
+}
+
+at::Tensor weighted_aux_loss(const std::map<std::string, at::Tensor>& aux_logits, const at::Tensor& labels,
+                             const std::map<std::string, double>& weights, double label_smoothing,
+                             const std::string& model,
+                             const std::function<void(const std::string&, const at::Tensor&)>& log) {
+  at::Tensor total;
+  for (const auto& [name, logits] : aux_logits) {
+    const auto weight = weights.find(name);
+    if (weight == weights.end())
+      throw Error("[model] " + model + " returned auxiliary logits '" + name +
+                  "' that its ModelMeta does not declare (a plugin bug)");
+    const auto loss = cross_entropy(logits, labels, label_smoothing);
+    log("train/" + name + "_loss", loss.detach());
+    total = total.defined() ? total + weight->second * loss : weight->second * loss;
+  }
+  return total;
+}
+
+}  // namespace orchestrate
