@@ -105,7 +105,7 @@ class ScratchStore {
 std::unique_ptr<Collective> join_job(const Recipe& recipe) {
   const LaunchEnvironment job = read_launch_environment();
   if (!job.distributed()) return nullptr;
-  const Settings s = settings_of(recipe);
+  const Settings& s = settings_of(recipe);
   CollectiveOptions options;
   options.backend = s.distributed.backend;
   options.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(s.distributed.timeout_s * 1000));
@@ -182,7 +182,7 @@ int run_command(const std::vector<std::string>& arguments) {
   if (smoke_overrides)
     for (const auto& note : smoke_overrides->notes()) std::cerr << "smoke: " << note << "\n";
   // The rules across tables ([dim_reduce] with wrappers, ...): before any file is written.
-  const Settings settings = settings_of(recipe);
+  const Settings& settings = settings_of(recipe);
   if (values["dry-run"].as<bool>()) {
     std::cout << recipe.resolved_toml();
     remove_scratch(smoke_overrides);

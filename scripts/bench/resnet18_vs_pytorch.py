@@ -124,7 +124,7 @@ def pytorch_baseline(args, size, batch, steps):
 
 def pytorch_training(args, size, batch, steps):
     torch.set_num_threads(args.threads)
-    if args.device == "cuda":  # what orchestrate switches on for CUDA (core/engine/trainer.cpp)
+    if args.device == "cuda":  # what orchestrate switches on for CUDA (core/engine/setup/compute_setup.cpp)
         torch.backends.cudnn.benchmark = True
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True

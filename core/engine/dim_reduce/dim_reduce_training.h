@@ -10,21 +10,11 @@
 #include <functional>
 #include <string>
 
+#include "dim_reduce_settings.h"
 #include "subspace_descent.h"
 #include "weight_snapshots.h"
 
 namespace orchestrate {
-
-// Filled from the recipe's [dim_reduce] (core_settings_tables.cpp, where
-// the defaults are).
-struct DimReduceSettings {
-  bool enabled{};
-  std::string snapshots;     // stage 1's snapshot directory
-  std::int64_t from_epoch{};  // the epoch (1-based) stage 2 starts at; > 1: stage 1 in the same run before it
-  std::string pca_mat_path;  // load when it exists; else computed and saved there ("": the run's artifacts)
-  std::int64_t n_components{};
-  SubspaceDescentSettings search;
-};
 
 class DimReduceTraining {
  public:

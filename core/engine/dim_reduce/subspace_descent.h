@@ -43,16 +43,9 @@
 #include <utility>
 #include <vector>
 
-namespace orchestrate {
+#include "dim_reduce_settings.h"
 
-struct SubspaceDescentSettings {
-  double rho = 0.55;    // the line search's step factor
-  double gamma = 0.9;   // momentum of the residual gradient
-  double alpha = 0.001; // step along the residual momentum
-  double sigma = 0.4;   // sufficient decrease (Armijo) constant
-  int max_search = 3;   // line-search trials: steps 1, rho, rho^2
-  bool safeguarded = true;  // false: MindSpore's rule as written (see above)
-};
+namespace orchestrate {
 
 class SubspaceDescent {
  public:

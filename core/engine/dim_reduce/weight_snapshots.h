@@ -11,18 +11,11 @@
 #include <utility>
 #include <vector>
 
+#include "dim_reduce_settings.h"
+
 namespace orchestrate {
 
 using NamedParameters = std::vector<std::pair<std::string, at::Tensor>>;
-
-// The recipe's [snapshots] (core_settings_tables.cpp, where the defaults are).
-struct SnapshotPolicy {
-  std::int64_t every_steps{};   // 0: off
-  std::int64_t every_epochs{};  // 0: off
-  std::int64_t from_epoch{};    // the first (1-based) epoch that saves: early weights are far from the final basin
-  std::int64_t keep{};          // the newest N; 0: all
-  bool enabled() const { return every_steps > 0 || every_epochs > 0; }
-};
 
 class WeightSnapshots {
  public:

@@ -14,14 +14,9 @@
 #include <optional>
 #include <string>
 
+#include "precision_mode.h"
+
 namespace orchestrate {
-
-// fp32: autocast untouched. bf16, fp16: autocast to that dtype.
-enum class PrecisionMode { fp32, bf16, fp16 };
-
-// "fp32" | "bf16" | "fp16"; anything else is an Error listing those.
-PrecisionMode parse_precision_mode(const std::string& name);
-const char* precision_mode_name(PrecisionMode mode);
 
 // The dtype autocast computes in: kFloat for fp32.
 c10::ScalarType autocast_dtype(PrecisionMode mode);

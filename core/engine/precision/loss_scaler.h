@@ -18,30 +18,14 @@
 #include <string>
 #include <vector>
 
+#include "loss_scaler_settings.h"
+
 namespace torch::serialize {
 class InputArchive;
 class OutputArchive;
 }  // namespace torch::serialize
 
 namespace orchestrate {
-
-// off: no scaling. fixed: a constant scale (the seeds' 1024). dynamic: grow
-// after a run of clean steps, back off on inf/nan (GradScaler).
-enum class LossScaleMode { off, fixed, dynamic };
-
-// "off" | "static" | "dynamic"; anything else is an Error listing those.
-LossScaleMode parse_loss_scale_mode(const std::string& name);
-const char* loss_scale_mode_name(LossScaleMode mode);
-
-// torch.amp.GradScaler's defaults, which the recipe's [precision] keys take
-// as theirs (core_tables.cpp reads them from here, so they are written once).
-struct LossScalerSettings {
-  LossScaleMode mode = LossScaleMode::off;
-  double scale = 65536.0;  // fixed mode's scale; dynamic mode's initial one (GradScaler's init_scale)
-  double growth_factor = 2.0;
-  double backoff_factor = 0.5;
-  std::int64_t growth_interval = 2000;
-};
 
 class LossScaler {
  public:

@@ -8,11 +8,13 @@
 #include "checked_toml.h"
 
 #include "core_tables.h"
+#include "cross_table_checks.h"
 #include "nesting_check.h"
 #include "orchestrate/error.h"
 #include "orchestrate/refused_plugins.h"
 #include "param_conversion.h"
 #include "recipe_overrides.h"
+#include "settings.h"
 #include "smoke_overrides.h"
 
 namespace orchestrate {
@@ -88,25 +90,14 @@ class RecipeReader {
 
   // The rules a gradient compressor declares about the rest of the recipe.
   // Only judged on a recipe whose tables are otherwise fine.
-  void check_compression(const Recipe& recipe) {
+  // The checks across tables, on the typed settings, each problem at the
+  // place of the table it names. Only once every table is valid: they read
+  // the components' rules from the registry.
+  void check_across_tables(const Settings& settings) {
     if (!problems_.empty()) return;
-    const auto& compression = recipe.table("gradient_compression");
-    const auto& rules = registry_.gradient_compressors().get(compression.plugin).meta;
-    const std::string where = at_table(root_["gradient_compression"].as_table()) + "[gradient_compression] " +
-                              compression.plugin + ": ";
-    const auto& optimizer = recipe.table("optimizer");
-    if (rules.base_optimizer_problem)
-      if (auto why = rules.base_optimizer_problem(compression.component, optimizer.plugin); !why.empty())
-        problem(where + why);
-    if (rules.takes_over_weight_decay)
-      for (const auto& wrapper : optimizer.list("wrappers"))
-        if (registry_.optimizer_wrappers().get(wrapper.plugin).meta.takes_over_weight_decay)
-          problem(where + "it adds weight decay to the gradients itself, and so does wrapper '" + wrapper.plugin +
-                  "'; remove one of them");
-    const auto& precision = recipe.table("precision").core;
-    if (compression.plugin != "none" && precision.string("mode") == "fp16" && precision.string("loss_scaling") != "off")
-      problem(where + "fp16 loss scaling is not supported with gradient compression yet (its residuals would mix "
-                      "scales); use precision.mode = \"bf16\", or loss_scaling = \"off\"");
+    for (const auto& check : cross_table_checks())
+      for (const auto& why : check.problems(settings, registry_))
+        problem(at_table(root_[check.table].as_table()) + why);
   }
 
   void throw_if_problems() const {
@@ -296,8 +287,11 @@ Recipe load_recipe(const std::string& path, const std::vector<Override>& overrid
   Recipe recipe;
   recipe.path = path;
   for (const auto& spec : recipe_tables()) recipe.tables[spec.name] = reader.table(spec);
-  reader.check_compression(recipe);
   reader.throw_if_problems();
+  auto settings = std::make_shared<const Settings>(read_settings(recipe));
+  reader.check_across_tables(*settings);
+  reader.throw_if_problems();
+  recipe.settings = std::move(settings);
   return recipe;
 }
 

@@ -41,7 +41,7 @@ std::vector<std::string> labels_for(const std::vector<std::string>& class_names,
 ServableModel load_servable_checkpoint(const std::string& checkpoint, const Registry& registry) {
   const CheckpointMeta meta = read_checkpoint_meta(checkpoint);
   const Recipe recipe = checkpoint_recipe(checkpoint, registry);
-  const Settings s = settings_of(recipe);
+  const Settings& s = settings_of(recipe);
   ServableModel servable;
   DatasetInfo info;
   if (meta.input_shape.size() == 3 && meta.num_classes > 0) {

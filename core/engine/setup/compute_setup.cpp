@@ -10,6 +10,7 @@
 
 #include "device.h"
 #include "orchestrate/error.h"
+#include "precision/autocast_scope.h"
 
 namespace orchestrate {
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,7 @@
 namespace orchestrate {
 
 class SmokeOverrides;
+struct Settings;
 
 
 // One resolved table (or one entry of an array of tables).
@@ -42,11 +44,14 @@ struct Recipe {
   std::vector<std::pair<std::string, std::string>> flattened() const;
   // [run] name, or the recipe file's stem when empty.
   std::string run_name() const;
+  // The typed settings, read once when the recipe was validated (settings.h).
+  std::shared_ptr<const Settings> settings;
 };
 
 // Reads, overrides and validates a recipe. Every problem found is reported,
 // one per line, each starting with "file:line:column:" (or "--set ...:" for
-// an override), in one RecipeError. With `smoke`, the recipe is shrunk for a
+// an override), in one RecipeError. The checks across tables
+// (cross_table_checks.h) run here too, once. With `smoke`, the recipe is shrunk for a
 // smoke run (smoke_overrides.h) after the overrides, before validation.
 Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry,
                    SmokeOverrides* smoke = nullptr);

@@ -22,38 +22,14 @@ OptimizerSettings optimizer_settings(const TableValues& t) {
   return s;
 }
 
-// Stage 2 takes each update itself, from one batch's gradient and losses:
-// what changes the update elsewhere in the recipe cannot apply to it.
-void check_dim_reduce(const Settings& s, const std::string& recipe_path) {
-  if (!s.dim_reduce.enabled) return;
-  const std::string where = recipe_path + ": [dim_reduce] enabled = true: ";
-  if (!s.optimizer.wrappers.empty())
-    throw RecipeError(where + "the update is dim_reduce's own, so [[optimizer.wrappers]] (" +
-                      s.optimizer.wrappers.front().plugin + ") would not apply; remove them for stage 2");
-  if (s.precision.mode == PrecisionMode::fp16)
-    throw RecipeError(where + "fp16 loss scaling is not supported in stage 2; set [precision] mode = \"bf16\" or \"fp32\"");
-  if (s.compression.plugin != "none")
-    throw RecipeError(where + "gradient compression (" + s.compression.plugin +
-                      ") is not supported in stage 2; remove [gradient_compression]");
-  if (s.dim_reduce.from_epoch > 1) {
-    const std::string both = recipe_path + ": [dim_reduce] from_epoch = " + std::to_string(s.dim_reduce.from_epoch);
-    if (s.dim_reduce.from_epoch > s.run.epochs)
-      throw RecipeError(both + " is after the last epoch ([run] epochs = " + std::to_string(s.run.epochs) +
-                        "); stage 2 would never start: raise [run] epochs or lower from_epoch");
-    if (s.dim_reduce.snapshots.empty() && !s.snapshots.policy.enabled())
-      throw RecipeError(both + " computes its PCA from this run's stage-1 snapshots, and [snapshots] saves none; "
-                        "set [snapshots] every_steps or every_epochs (and from_epoch before " +
-                        std::to_string(s.dim_reduce.from_epoch) + ")");
-    if (s.dim_reduce.snapshots.empty() && s.snapshots.policy.from_epoch >= s.dim_reduce.from_epoch)
-      throw RecipeError(both + " but [snapshots] from_epoch = " + std::to_string(s.snapshots.policy.from_epoch) +
-                        ": stage 1 would save no snapshot before stage 2 starts; set [snapshots] from_epoch below " +
-                        std::to_string(s.dim_reduce.from_epoch));
-  }
-}
-
 }  // namespace
 
-Settings settings_of(const Recipe& recipe) {
+const Settings& settings_of(const Recipe& recipe) {
+  if (!recipe.settings) throw Error("settings_of: a recipe that load_recipe did not make (a bug)");
+  return *recipe.settings;
+}
+
+Settings read_settings(const Recipe& recipe) {
   Settings s;
   s.run = run_keys().read(recipe.table("run").core);
   if (s.run.name.empty()) s.run.name = recipe.run_name();
@@ -81,7 +57,6 @@ Settings settings_of(const Recipe& recipe) {
   s.compression = {compression.plugin, compression.component};
   s.snapshots = snapshots_keys().read(recipe.table("snapshots").core);
   s.dim_reduce = dim_reduce_keys().read(recipe.table("dim_reduce").core);
-  check_dim_reduce(s, recipe.path);
   log_keys().read(recipe.table("log").core, s);
   return s;
 }

@@ -20,7 +20,7 @@ double seconds_since(Clock::time_point start) { return std::chrono::duration<dou
 }  // namespace
 
 InputMeasurement measure_input(const Recipe& recipe, const Registry& registry, std::int64_t batches) {
-  const Settings s = settings_of(recipe);
+  const Settings& s = settings_of(recipe);
   const ComputeSetup compute = set_up_compute(s);
   InputMeasurement m;
   m.workers = compute.pipeline.workers;

@@ -87,7 +87,7 @@ const char* kKnownOptimizerKeys = "weight_decay, decay_norm_and_bias, no_decay, 
 
 TEST_F(RecipeTest, ResolvesDefaultsAndCoercesIntegerToFloat) {
   const Recipe r = load_recipe(write(kValid), {}, registry);
-  const Settings s = settings_of(r);
+  const Settings& s = settings_of(r);
   EXPECT_EQ(s.run.epochs, 3);
   EXPECT_EQ(s.run.batch_size, 64);  // core default
   EXPECT_EQ(s.data_plugin, "images");
@@ -155,7 +155,7 @@ TEST_F(RecipeTest, OverridesAreTypedBySchema) {
                                                 "schedule.plugin=piecewise", "schedule.boundaries=1,2.5",
                                                 "schedule.factors=[1, 0.1, 0.01]", "data.dir=/other/place"}),
                                registry);
-  const Settings s = settings_of(r);
+  const Settings& s = settings_of(r);
   EXPECT_DOUBLE_EQ(s.optimizer.base_lr, 0.5);
   EXPECT_EQ(s.run.name, "exp 1");
   EXPECT_EQ(s.optimizer.params.real_list("betas"), (std::vector<double>{0.8, 0.9}));
@@ -171,7 +171,7 @@ TEST_F(RecipeTest, OverridesAddressArrayOfTablesEntries) {
                                parse_overrides({"optimizer.wrappers.0.max_norm=1.5", "optimizer.wrappers.1.plugin=lars",
                                                 "optimizer.wrappers.1.eta=0.002"}),
                                registry);
-  const Settings s = settings_of(r);
+  const Settings& s = settings_of(r);
   ASSERT_EQ(s.optimizer.wrappers.size(), 2u);
   EXPECT_EQ(s.optimizer.wrappers[0].plugin, "clip");
   EXPECT_DOUBLE_EQ(s.optimizer.wrappers[0].params.real("max_norm"), 1.5);

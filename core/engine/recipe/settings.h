@@ -9,9 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "dim_reduce/dim_reduce_training.h"
-#include "precision/autocast_scope.h"
-#include "precision/loss_scaler.h"
+#include "dim_reduce/dim_reduce_settings.h"
+#include "orchestrate/params.h"
+#include "precision/loss_scaler_settings.h"
+#include "precision/precision_mode.h"
 #include "recipe.h"
 
 namespace orchestrate {
@@ -157,7 +158,10 @@ struct Settings {
   double flush_seconds{};  // step rows reach the store at least this often
 };
 
-// Reads the typed settings of a recipe that load_recipe() validated.
-Settings settings_of(const Recipe& recipe);
+// The typed settings of a recipe, read once when load_recipe() validated it.
+const Settings& settings_of(const Recipe& recipe);
+
+// Reads them from the recipe's resolved tables (load_recipe does, once).
+Settings read_settings(const Recipe& recipe);
 
 }  // namespace orchestrate

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "scratch_dir.h"
-#include "tfrecord_testing.h"
+#include "byte_file_testing.h"
 
 namespace orchestrate::tfrecord {
 namespace {

@@ -88,7 +88,7 @@ std::string export_finished_run(const Settings& s, TrainingComponents& c, RunSto
 
 TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& store, const TrainOptions& options) {
   const auto start = Clock::now();
-  const Settings s = settings_of(recipe);
+  const Settings& s = settings_of(recipe);
   const ComputeSetup compute =
       set_up_compute(s, options.collective ? options.collective->environment() : LaunchEnvironment{});
   const bool leader = !options.collective || options.collective->rank() == 0;
