@@ -1,4 +1,5 @@
 #include "checkpoint_argument.h"
+#include "run_store.h"
 
 #include <filesystem>
 

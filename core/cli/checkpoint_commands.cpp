@@ -1,6 +1,7 @@
 // `orchestrate checkpoints` and `orchestrate weights`: what a run saved, and
 // its weights as a safetensors file for other tools.
 #include <c10/core/ScalarType.h>
+#include "run_store.h"
 
 #include <filesystem>
 #include <iostream>

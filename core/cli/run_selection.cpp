@@ -1,4 +1,5 @@
 #include "run_selection.h"
+#include "run_store.h"
 
 #include <algorithm>
 #include <utility>

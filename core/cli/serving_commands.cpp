@@ -1,6 +1,7 @@
 // `orchestrate export serving` and `orchestrate predict`: a trained model into
 // a Triton model repository, and that exported model run on image files.
 #include <torch/csrc/jit/serialization/import.h>
+#include "run_store.h"
 
 #include <filesystem>
 #include <fstream>

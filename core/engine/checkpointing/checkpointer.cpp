@@ -1,4 +1,5 @@
 #include "checkpointer.h"
+#include "run_store.h"
 
 #include <filesystem>
 #include <iomanip>

@@ -8,10 +8,12 @@
 #include <string>
 
 #include "checkpoint.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 // <directory of the run store>/checkpoints, or [checkpoint] dir when set.
 std::string checkpoint_root(const CheckpointSettings& settings, const std::string& store_path);

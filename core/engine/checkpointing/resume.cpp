@@ -1,4 +1,5 @@
 #include "resume.h"
+#include "run_store.h"
 
 #include <filesystem>
 #include <map>

@@ -7,9 +7,11 @@
 
 #include "checkpoint.h"
 #include "recipe.h"
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 // The checkpoint directory `argument` names: a checkpoint path; a run id or
 // name (that run's newest checkpoint); or "" (the newest checkpoint of the

@@ -1,4 +1,5 @@
 #include "checkpoint_evaluation.h"
+#include "run_store.h"
 
 #include <iomanip>
 #include <sstream>

@@ -16,10 +16,12 @@
 #include "orchestrate/preprocessing.h"
 #include "orchestrate/registry.h"
 #include "recipe.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 struct EvalOutcome {
   std::int64_t run_id = 0;

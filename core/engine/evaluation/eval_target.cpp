@@ -1,4 +1,5 @@
 #include "eval_target.h"
+#include "run_store.h"
 
 #include <filesystem>
 

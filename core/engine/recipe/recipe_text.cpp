@@ -2,6 +2,7 @@
 // flattened "table.key" rows for the run store. Both use to_display(), the
 // one value serializer, whose floats read back bit for bit.
 #include <filesystem>
+#include "run_store.h"
 #include <sstream>
 
 #include "core_tables.h"

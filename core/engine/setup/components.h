@@ -15,7 +15,7 @@
 #include "orchestrate/optimizer_wrapper.h"
 #include "orchestrate/preprocessing.h"
 #include "recipe.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {

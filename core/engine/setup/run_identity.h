@@ -7,7 +7,7 @@
 
 #include "orchestrate/registry.h"
 #include "recipe.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "orchestrate/model.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {

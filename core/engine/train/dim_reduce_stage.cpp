@@ -1,4 +1,5 @@
 #include "train/dim_reduce_stage.h"
+#include "run_store.h"
 
 #include <ATen/ATen.h>
 

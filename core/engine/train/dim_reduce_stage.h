@@ -19,10 +19,12 @@
 #include "components.h"
 #include "dim_reduce/dim_reduce_training.h"
 #include "dim_reduce/weight_snapshots.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 class DimReduceStage {
  public:

@@ -16,7 +16,7 @@
 #include "gradient_reducer.h"
 #include "orchestrate/gradient_compression.h"
 #include "phase_timer.h"
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,5 @@
 #include "log_window.h"
+#include "run_store.h"
 
 #include <ATen/ATen.h>
 

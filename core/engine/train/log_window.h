@@ -18,9 +18,11 @@
 #include <vector>
 
 #include "phase_timer.h"
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 class LogWindow {
  public:
@@ -44,7 +46,7 @@ class LogWindow {
     std::vector<StepTiming> rows;  // as written, loss and phase times filled in
     // train/loss, train/top1, train/top5 and the other scalars' means at
     // last_step, for the caller to record with its own in one commit.
-    RunStore::MetricValues metrics;
+    MetricValues metrics;
   };
   // A log point: writes the rows, returns the window's metrics, and starts a new window.
   Summary flush();

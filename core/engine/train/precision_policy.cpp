@@ -1,4 +1,5 @@
 #include "train/precision_policy.h"
+#include "run_store.h"
 
 namespace orchestrate {
 

@@ -13,7 +13,7 @@
 #include "orchestrate/model.h"
 #include "precision/autocast_scope.h"
 #include "precision/loss_scaler.h"
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
 
@@ -32,7 +32,7 @@ class PrecisionPolicy {
   // Closes the update: dynamic scaling grows or backs off. No sync.
   void end_update();
   // train/loss_scale and train/skipped_updates, when scaling is on.
-  void add_metrics(RunStore::MetricValues& metrics, std::int64_t skipped_updates) const;
+  void add_metrics(MetricValues& metrics, std::int64_t skipped_updates) const;
 
   PrecisionMode mode() const { return mode_; }
   LossScaler& scaler() { return scaler_; }  // its state is the checkpoint's

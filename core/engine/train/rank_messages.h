@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collective.h"
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
 

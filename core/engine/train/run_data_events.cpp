@@ -1,4 +1,5 @@
 #include "run_data_events.h"
+#include "run_store.h"
 
 namespace orchestrate {
 

@@ -7,9 +7,11 @@
 #include <string>
 
 #include "orchestrate/dataset.h"
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 class RunDataEvents final : public DataEventSink {
  public:

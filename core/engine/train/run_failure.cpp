@@ -1,4 +1,5 @@
 #include "run_failure.h"
+#include "run_store.h"
 
 #include <iostream>
 

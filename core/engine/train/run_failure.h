@@ -5,9 +5,11 @@
 #include <exception>
 #include <string>
 
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 // Call from the handler that caught `error` while run `run_id` was running:
 // records the error as an event and the run as failed (a store that cannot

@@ -1,4 +1,5 @@
 #include "run_hooks.h"
+#include "run_store.h"
 
 #include "orchestrate/error.h"
 

@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "orchestrate/hook.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 // Where hooks' files go when nothing else is said: this, beside the run
 // store (directory_beside_store), as checkpoints go to "checkpoints".

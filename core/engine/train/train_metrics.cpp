@@ -1,4 +1,5 @@
 #include "train/train_metrics.h"
+#include "run_store.h"
 
 #include "orchestrate/error.h"
 #include "train/rank_messages.h"

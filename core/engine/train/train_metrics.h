@@ -16,16 +16,18 @@
 #include "collective.h"
 #include "log_window.h"
 #include "phase_timer.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 class TrainMetrics {
  public:
   // Adds the metrics other parts own (regularization loss, wrappers' and the
   // loss scaler's) to a log point's.
-  using MoreMetrics = std::function<void(RunStore::MetricValues&)>;
+  using MoreMetrics = std::function<void(MetricValues&)>;
 
   TrainMetrics(RunStore& store, std::int64_t run_id, const c10::Device& device, Collective* collective,
                NonFinitePolicy on_nonfinite, MoreMetrics more);

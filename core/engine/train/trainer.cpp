@@ -1,4 +1,5 @@
 #include "trainer.h"
+#include "run_store.h"
 
 #include <chrono>
 #include <optional>

@@ -8,9 +8,11 @@
 
 #include "orchestrate/registry.h"
 #include "recipe.h"
-#include "run_store.h"
+#include "run_records.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 class Collective;
 

@@ -1,6 +1,7 @@
 // The step loop: epochs of updates of micro-batches. Each concern is a part
 // (training_run.h); this file only says in which order they act.
 #include "orchestrate/error.h"
+#include "run_store.h"
 #include "train/objective.h"
 #include "train/rank_messages.h"
 #include "train/training_run.h"

@@ -1,4 +1,5 @@
 #include "train/training_run.h"
+#include "run_store.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>

@@ -28,7 +28,7 @@
 #include "progress_line.h"
 #include "recipe.h"
 #include "run_hooks.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 #include "stop_signal.h"
 #include "trainer.h"
@@ -40,6 +40,8 @@
 #include "training_state.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 // Where the run is: what a checkpoint records and a resume continues from.
 struct TrainPosition {
@@ -81,7 +83,7 @@ class TrainingRun {
   void run_eval(std::int64_t epoch);
   void share_rank0_buffers();
   at::Tensor batch_loss(const at::Tensor& images, const at::Tensor& labels);
-  void add_owned_metrics(RunStore::MetricValues& metrics);
+  void add_owned_metrics(MetricValues& metrics);
   double regularization_loss() const;
 
   // run_checkpoint.cpp: the checkpoint, assembled from every part's state.

@@ -1,4 +1,5 @@
 #include "train/update_step.h"
+#include "run_store.h"
 
 #include <cmath>
 

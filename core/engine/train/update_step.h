@@ -13,12 +13,14 @@
 #include <vector>
 
 #include "components.h"
-#include "run_store.h"
+#include "run_records.h"
 #include "settings.h"
 #include "train/dim_reduce_stage.h"
 #include "train/precision_policy.h"
 
 namespace orchestrate {
+
+class RunStore;
 
 class UpdateStep {
  public:
