@@ -5,12 +5,15 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <type_traits>
 
 #include "device.h"
 #include "dim_reduce/weight_snapshots.h"
 #include "orchestrate/model.h"
 #include "param_conversion.h"
 #include "precision/autocast_scope.h"
+#include "core_tables.h"
+#include "orchestrate/error.h"
 #include "safetensors.h"
 #include "training_state.h"
 
@@ -45,6 +48,33 @@ toml::table* ensure_table(toml::table& root, const std::string& name) {
 std::string string_of(const toml::table* table, const std::string& key, const std::string& fallback = "") {
   const toml::node* node = table ? table->get(key) : nullptr;
   return node ? node->value_or(fallback) : fallback;
+}
+
+// Writes a core key the smoke run changes, after checking it against its
+// spec (core_settings_tables.cpp): a key renamed there, or a value out of
+// its range, is then a bug every smoke run names, never a recipe error at a
+// confusing place.
+template <class Value>
+void set_core(toml::table& table, const std::string& table_name, const std::string& key, const Value& value) {
+  const TableSpec* declared = find_table(table_name);
+  const ParamSpec* spec = declared ? declared->schema.find(key) : nullptr;
+  const std::string what = "smoke overrides set [" + table_name + "] " + key;
+  if (!spec) throw Error(what + ", which the core tables do not declare (a bug)");
+  ParamValue as_param;
+  if constexpr (std::is_integral_v<Value>)
+    as_param = static_cast<std::int64_t>(value);
+  else
+    as_param = std::string(value);
+  if (auto why = spec->check(as_param); !why.empty()) throw Error(what + ": " + why + " (a bug)");
+  table.insert_or_assign(key, value);
+}
+
+// The keys the smoke run gives a component, checked against its schema.
+void require_declared(const ParamSchema& schema, const std::string& component, const toml::table& table) {
+  for (const auto& [key, value] : table)
+    if (key.str() != "plugin" && !schema.find(std::string(key.str())))
+      throw Error("smoke overrides set " + component + " " + std::string(key.str()) +
+                  ", which its schema does not declare (a bug)");
 }
 
 // A component's params from a table that is not validated yet: the schema's
@@ -184,20 +214,23 @@ void shrink_run_and_data(toml::table& root, const Registry& registry, const Decl
     // One intra-op thread: on 2-image batches a second one costs more in
     // waiting than it gains (ResNet-50's update took 6x longer with 2 threads
     // on the busy 2-core CI machine).
-    run->insert_or_assign("threads", 1);
-    run->insert_or_assign("batch_size", kBatch);
-    run->insert_or_assign("epochs", 1);
-    run->insert_or_assign("max_steps", kUpdates);
-    run->insert_or_assign("log_every", 1);
+    set_core(*run, "run", "threads", 1);
+    set_core(*run, "run", "batch_size", kBatch);
+    set_core(*run, "run", "epochs", 1);
+    set_core(*run, "run", "max_steps", kUpdates);
+    set_core(*run, "run", "log_every", 1);
   }
-  root.insert_or_assign("data", toml::table{{"plugin", "mock"},
-                                            {"num_classes", data.classes},
-                                            {"channels", data.channels},
-                                            {"height", side},
-                                            {"width", side},
-                                            {"train_size", kBatch * micro_batches * kUpdates},
-                                            {"test_size", kBatch * kEvalBatches}});
-  if (toml::table* eval = ensure_table(root, "eval")) eval->insert_or_assign("batch_size", kBatch);
+  toml::table mock{{"plugin", "mock"},
+                   {"num_classes", data.classes},
+                   {"channels", data.channels},
+                   {"height", side},
+                   {"width", side},
+                   {"train_size", kBatch * micro_batches * kUpdates},
+                   {"test_size", kBatch * kEvalBatches}};
+  if (registry.datasets().contains("mock"))  // else validation says the dataset is unknown
+    require_declared(registry.datasets().get("mock").info.schema, "[data] mock", mock);
+  root.insert_or_assign("data", std::move(mock));
+  if (toml::table* eval = ensure_table(root, "eval")) set_core(*eval, "eval", "batch_size", kBatch);
   if (toml::table* preprocessing = table_of(root, "preprocessing")) {
     const std::string plugin = string_of(preprocessing, "plugin");
     if (registry.preprocessing().contains(plugin)) {
@@ -230,7 +263,7 @@ void keep_precision_that_runs_fast(toml::table& root, std::vector<std::string>& 
       why = "fp16 autocast on " + device.str() + " has no fast kernels (8x slower than fp32 here), so the loss "
             "scaling is not exercised; a CUDA device keeps fp16";
     if (!why) return;
-    precision->insert_or_assign("mode", "fp32");
+    set_core(*precision, "precision", "mode", "fp32");
     notes.push_back("[precision] fp16 -> fp32: " + *why);
   } catch (const std::exception&) {
     // device = "cuda" without one: the run reports it
@@ -241,21 +274,21 @@ void keep_precision_that_runs_fast(toml::table& root, std::vector<std::string>& 
 void redirect_files(toml::table& root, const fs::path& scratch, std::vector<std::string>& notes) {
   std::vector<std::string> redirected{"checkpoints"};
   if (toml::table* checkpoint = ensure_table(root, "checkpoint"))
-    checkpoint->insert_or_assign("dir", (scratch / "checkpoints").string());
+    set_core(*checkpoint, "checkpoint", "dir", (scratch / "checkpoints").string());
   if (toml::table* export_table = table_of(root, "export"); export_table && !string_of(export_table, "dir").empty()) {
-    export_table->insert_or_assign("dir", (scratch / "serving").string());
+    set_core(*export_table, "export", "dir", (scratch / "serving").string());
     redirected.push_back("serving export");
   }
   if (toml::table* snapshots = table_of(root, "snapshots")) {
-    snapshots->insert_or_assign("dir", (scratch / "snapshots").string());
+    set_core(*snapshots, "snapshots", "dir", (scratch / "snapshots").string());
     const auto cadence = [&](const char* key) {
       const toml::node* node = snapshots->get(key);
       return node ? node->value_or<std::int64_t>(0) : std::int64_t{0};
     };
     if (cadence("every_steps") > 0 || cadence("every_epochs") > 0) {  // every update, so that some are written
-      snapshots->insert_or_assign("every_steps", 1);
-      snapshots->insert_or_assign("every_epochs", 0);
-      snapshots->insert_or_assign("from_epoch", 1);
+      set_core(*snapshots, "snapshots", "every_steps", 1);
+      set_core(*snapshots, "snapshots", "every_epochs", 0);
+      set_core(*snapshots, "snapshots", "from_epoch", 1);
     }
     redirected.push_back("weight snapshots");
   }
@@ -280,7 +313,7 @@ void stand_in_initial_weights(toml::table& root, const ProbedModel& probed, cons
   const fs::path stand_in = scratch / "initial_weights.safetensors";
   fs::create_directories(scratch);
   write_safetensors(stand_in.string(), model_state(*probed.model));
-  checkpoint->insert_or_assign("init_from", stand_in.string());
+  set_core(*checkpoint, "checkpoint", "init_from", stand_in.string());
   notes.push_back("init_from \"" + init_from + "\" is not read: the model's own initial weights stand in (" +
                   stand_in.string() + "), so exclude, strict and frozen still run, on weights that are not the "
                   "pretrained ones");
@@ -305,18 +338,18 @@ void stand_in_snapshots(toml::table& root, const ProbedModel& probed, const fs::
   notes.push_back("[dim_reduce] stage 1's snapshots are not read: " + std::to_string(kStandInSnapshots) +
                   " snapshots of the initial weights plus noise stand in (" + stand_ins.string() +
                   "), n_components = " + std::to_string(kStandInSnapshots - 1) + ", the PCA matrix computed from them");
-  dim_reduce->insert_or_assign("snapshots", stand_ins.string());
-  dim_reduce->insert_or_assign("pca_mat_path", (scratch / "pca_mat.safetensors").string());
-  dim_reduce->insert_or_assign("n_components", kStandInSnapshots - 1);
+  set_core(*dim_reduce, "dim_reduce", "snapshots", stand_ins.string());
+  set_core(*dim_reduce, "dim_reduce", "pca_mat_path", (scratch / "pca_mat.safetensors").string());
+  set_core(*dim_reduce, "dim_reduce", "n_components", kStandInSnapshots - 1);
   // Both stages in one run (from_epoch > 1): an epoch of each, so the switch
   // from the optimizer to the subspace runs too.
   const toml::node* from_epoch = dim_reduce->get("from_epoch");
   if (from_epoch && from_epoch->value_or<std::int64_t>(1) > 1) {
     if (toml::table* run = table_of(root, "run")) {
-      run->insert_or_assign("epochs", 2);
-      run->insert_or_assign("max_steps", 2 * kUpdates);
+      set_core(*run, "run", "epochs", 2);
+      set_core(*run, "run", "max_steps", 2 * kUpdates);
     }
-    dim_reduce->insert_or_assign("from_epoch", 2);
+    set_core(*dim_reduce, "dim_reduce", "from_epoch", 2);
     notes.push_back("[dim_reduce] both stages: epoch 1 trains with the optimizer, epoch 2 in the subspace "
                     "(from_epoch = 2, " + std::to_string(2 * kUpdates) + " updates)");
   }
