@@ -203,5 +203,29 @@ TEST(BadPlugins, AComponentRegisteredTwiceNamesBothFiles) {
                                "); remove one of them from the plugin path\n");
 }
 
+// A default outside its own range would reach the component (every_n = 0: a
+// division by zero, exit 136); the plugin is refused at load, in one line
+// naming the plugin, the key and the rule, and the others load.
+TEST(BadPlugins, ADefaultOutsideItsOwnRangeRefusesThePluginAtLoad) {
+  const std::string path = std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/bad_default/liborchestrate_bad_default.so";
+  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+                                 "/bad_default");
+  EXPECT_EQ(listing.exit_code, 3) << listing.output;
+  EXPECT_EQ(lines_naming(listing.output, path),
+            std::vector<std::string>{"orchestrate: error: plugin refused: " + path +
+                                     ": plugin 'bad_default' registers hook 'tick' key 'every_n' with the default 0, "
+                                     "which breaks its own rule (must be >= 1); fix the default or the rule"});
+  EXPECT_NE(listing.output.find("optimizer,adam,adam,"), std::string::npos) << listing.output;
+  EXPECT_EQ(listing.output.find("hook,tick,"), std::string::npos) << listing.output;
+}
+
+// A plugin-path entry that is no directory is named, not skipped in silence.
+TEST(BadPlugins, AMissingPluginPathEntryIsAnErrorNamingIt) {
+  auto result = run_orchestrate("plugins --plugin-path /nonexistent/plugins");
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_EQ(result.output, "orchestrate: error: --plugin-path entry '/nonexistent/plugins' is not a directory (it does "
+                           "not exist); give the directory that holds the liborchestrate_*.so plugin files\n");
+}
+
 }  // namespace
 }  // namespace orchestrate::testing

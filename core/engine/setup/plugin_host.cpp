@@ -9,6 +9,7 @@
 #include <set>
 
 #include "orchestrate/duplicate_component.h"
+#include "orchestrate/error.h"
 #include "orchestrate/plugin.h"
 #include "plugin_file_check.h"
 
@@ -55,6 +56,47 @@ void check_descriptor(const PluginDescriptor& d, const std::string& path) {
   if (!d.register_components) throw PluginError(path + ": plugin '" + name + "' has no registration function");
 }
 
+// Names a recipe writes: components and their keys are stable snake_case.
+bool snake_case(const std::string& name) {
+  if (name.empty() || !(name[0] >= 'a' && name[0] <= 'z')) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'; });
+}
+
+// What a plugin registers, checked before the run could use it: a default
+// outside its own range or choices would otherwise reach the component (a
+// hook's every_n = 0 divided by zero, exit 136), while the same value set by
+// hand is refused. The first problem, or "".
+std::string registration_problem(const Registry& registered) {
+  std::vector<const ComponentInfo*> infos;
+  const auto add = [&](const std::vector<const ComponentInfo*>& some) { infos.insert(infos.end(), some.begin(), some.end()); };
+  add(registered.datasets().infos());
+  add(registered.preprocessing().infos());
+  add(registered.models().infos());
+  add(registered.optimizers().infos());
+  add(registered.optimizer_wrappers().infos());
+  add(registered.lr_schedules().infos());
+  add(registered.hooks().infos());
+  add(registered.gradient_compressors().infos());
+  for (const ComponentInfo* info : infos) {
+    const std::string component = std::string(to_string(info->kind)) + " '" + info->name + "'";
+    if (!snake_case(info->name))
+      return "registers " + component + ", a name that is not snake_case (a-z, 0-9, _; a letter first); rename it";
+    for (const auto& spec : info->schema.specs()) {
+      const std::string key = component + " key '" + spec.name + "'";
+      if (!snake_case(spec.name)) return "registers " + key + ", a key that is not snake_case; rename it";
+      if (!spec.default_value) continue;
+      if (type_of(*spec.default_value) != spec.type)
+        return "registers " + key + " of type " + to_string(spec.type) + " with a default of type " +
+               to_string(type_of(*spec.default_value)) + "; fix the default";
+      if (const std::string why = spec.check(*spec.default_value); !why.empty())
+        return "registers " + key + " with the default " + to_display(*spec.default_value) + ", which breaks its own rule (" +
+               why + "); fix the default or the rule";
+    }
+  }
+  return "";
+}
+
 std::string plugin_name_of(const std::string& path) {
   std::string stem = fs::path(path).stem().string();
   return stem.substr(std::string("liborchestrate_").size());
@@ -67,10 +109,28 @@ std::string default_plugin_dir() {
   return (engine_dir / ORCHESTRATE_PLUGINS_FROM_ENGINE).lexically_normal().string();
 }
 
+namespace {
+
+// An entry the user gave that is no directory would otherwise be skipped in
+// silence, and the error that follows ("unknown hook") would not say why.
+// Stored paths are absolute, so a run's plugin list means the same files
+// whatever directory it is read from.
+std::string checked_directory(const std::string& dir, const std::string& given_by) {
+  std::error_code error;
+  if (!fs::is_directory(dir, error))
+    throw UsageError(given_by + " entry '" + dir + "' is not a directory" +
+                     (fs::exists(dir, error) ? "" : " (it does not exist)") +
+                     "; give the directory that holds the liborchestrate_*.so plugin files");
+  return fs::absolute(dir, error).lexically_normal().string();
+}
+
+}  // namespace
+
 std::vector<std::string> plugin_search_path(const std::string& command_line_path) {
-  std::vector<std::string> dirs = split_path_list(command_line_path);
+  std::vector<std::string> dirs;
+  for (const auto& dir : split_path_list(command_line_path)) dirs.push_back(checked_directory(dir, "--plugin-path"));
   if (const char* env = std::getenv("ORCHESTRATE_PLUGIN_PATH")) {
-    for (auto& dir : split_path_list(env)) dirs.push_back(dir);
+    for (auto& dir : split_path_list(env)) dirs.push_back(checked_directory(dir, "$ORCHESTRATE_PLUGIN_PATH"));
   }
   dirs.push_back(default_plugin_dir());
   return dirs;
@@ -108,6 +168,20 @@ OpenedPlugin open_plugin(const std::string& path) {
   const PluginDescriptor* descriptor = entry();
   if (!descriptor) throw PluginError(path + ": plugin returned no descriptor");
   check_descriptor(*descriptor, path);
+  // Registration only adds components, so it runs once into a scratch
+  // registry to check what it adds; a plugin with a problem is refused
+  // whole, before anything of it reaches the real registry.
+  Registry scratch;
+  scratch.begin_plugin({descriptor->name, "", path, "", ""}, library);
+  try {
+    descriptor->register_components(scratch);
+  } catch (const std::exception& e) {
+    scratch.end_plugin();
+    throw PluginError(path + ": plugin '" + descriptor->name + "' failed to register: " + exception_reason(e));
+  }
+  scratch.end_plugin();
+  if (const std::string problem = registration_problem(scratch); !problem.empty())
+    throw PluginError(path + ": plugin '" + descriptor->name + "' " + problem);
   return {library, descriptor};
 }
 
