@@ -47,6 +47,10 @@ target_link_libraries(orchestrate_plugin_skeleton PUBLIC orchestrate::sdk)
 target_compile_options(orchestrate_plugin_skeleton PRIVATE -Wall -Wextra)
 
 target_sources(orchestrate_engine_cli PRIVATE new_plugin_command.cpp)
+# new-plugin prints the install prefix: the engine's directory, up to the prefix.
+file(RELATIVE_PATH prefix_from_engine /prefix/${ORCHESTRATE_ENGINE_INSTALL_DIR} /prefix)
+set_source_files_properties(new_plugin_command.cpp PROPERTIES
+  COMPILE_DEFINITIONS ORCHESTRATE_PREFIX_FROM_ENGINE="${prefix_from_engine}")
 target_link_libraries(orchestrate_engine_cli PRIVATE orchestrate_plugin_skeleton)
 
 include(GoogleTest)

@@ -21,12 +21,16 @@ std::string kinds_text() {
   return out;
 }
 
-// The prefix this executable runs from (<prefix>/bin/orchestrate), where an
-// installed SDK's CMake package is: what CMAKE_PREFIX_PATH needs.
+// The prefix this engine runs from (<prefix>/libexec/orchestrate/
+// orchestrate-engine; the front end execs it), where an installed SDK's
+// CMake package is: what CMAKE_PREFIX_PATH needs.
 std::string install_prefix() {
   std::error_code ec;
   const auto executable = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("<orchestrate prefix>") : executable.parent_path().parent_path().string();
+  if (ec) return "<orchestrate prefix>";
+  auto prefix = (executable.parent_path() / ORCHESTRATE_PREFIX_FROM_ENGINE).lexically_normal();
+  if (!prefix.has_filename()) prefix = prefix.parent_path();  // "/usr/local/", normalised from "bin/../.."
+  return prefix.string();
 }
 
 // Quoted for a POSIX shell when it holds anything but plain path characters.
@@ -62,10 +66,12 @@ int new_plugin_command(const std::vector<std::string>& arguments) {
   for (const auto& path : written) std::cout << "  " << path.string() << "\n";
   const auto source = shell_word(dir.string());
   const auto build = shell_word((dir / "build").string());
+  // The SDK's package finds the LibTorch it was built with, so the prefix
+  // alone is the search path, from any shell.
   std::cout << "build it against this orchestrate and run its test (smoke.toml, a few training steps):\n"
-            << "  cmake -S " << source << " -B " << build << " -DCMAKE_PREFIX_PATH=\"" << install_prefix()
-            << ";$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')\"\n"
-            << "  cmake --build " << build << " && ctest --test-dir " << build << " --output-on-failure\n";
+            << "  cmake -S " << source << " -B " << build << " -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="
+            << shell_word(install_prefix()) << "\n"
+            << "  cmake --build " << build << " --parallel && ctest --test-dir " << build << " --output-on-failure\n";
   return 0;
 }
 

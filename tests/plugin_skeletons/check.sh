@@ -85,3 +85,18 @@ for kind in "${kinds[@]}"; do
   esac
   echo "$kind: $name trained, run finished"
 done
+
+# The commands new-plugin prints work verbatim from a bare environment: no
+# Python environment, no CMAKE_PREFIX_PATH, the install prefix printed (the
+# SDK's package finds the LibTorch it was built with). One kind is enough:
+# the others share the template's CMakeLists.txt.
+"$orchestrate" new-plugin hook printed_hook "$scratch/printed" >"$scratch/printed.txt"
+grep -qF -- "-DCMAKE_PREFIX_PATH=$scratch/prefix" "$scratch/printed.txt" ||
+  fail "new-plugin printed another prefix than $scratch/prefix: $(cat "$scratch/printed.txt")"
+printed=$(sed -n 's/^  \(cmake .*\)$/\1/p' "$scratch/printed.txt")
+[ "$(printf '%s\n' "$printed" | wc -l)" = 2 ] || fail "new-plugin printed no build commands: $(cat "$scratch/printed.txt")"
+start=$(date +%s)
+env -i PATH=/usr/bin:/bin HOME="$HOME" bash -euc "$printed" >"$scratch/printed.log" 2>&1 ||
+  { cat "$scratch/printed.log"; fail "the printed commands failed"; }
+grep -q "^CMAKE_BUILD_TYPE:STRING=Release" "$scratch/printed/build/CMakeCache.txt" || fail "the printed build is not Release"
+echo "the printed commands built and tested printed_hook from a bare environment in $(seconds_since "$start") s"
