@@ -55,7 +55,8 @@ int plugins_command(const std::vector<std::string>& arguments) {
 
   Registry registry;
   const std::string plugin_path = values["plugin-path"].as<std::string>();
-  const auto refused = load_plugins(registry, plugin_search_path(plugin_path));
+  const PluginScan scan = scan_plugins(registry, plugin_search_path(plugin_path));
+  const auto& refused = scan.refused;
   Table table{{"kind", "component", "plugin", "version", "library", "summary"}, {}};
   for (auto kind : all_component_kinds()) {
     for (const auto* info : registry.components(kind)) {
@@ -75,6 +76,8 @@ int plugins_command(const std::vector<std::string>& arguments) {
   // Listing the plugins is this command's whole job, so a refused file is
   // its failure: the good ones are listed above, each refused one on a line.
   for (const auto& plugin : refused) std::cerr << "orchestrate: error: plugin refused: " << plugin.message << "\n";
+  // A hidden file is the user's choice of order, so it is said, not failed.
+  for (const auto& shadowed : scan.shadowed) std::cerr << "orchestrate: note: " << shadowed.message() << "\n";
   return refused.empty() ? 0 : static_cast<int>(ExitCode::plugin);
 }
 

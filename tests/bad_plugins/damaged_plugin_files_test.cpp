@@ -219,6 +219,27 @@ TEST(BadPlugins, ADefaultOutsideItsOwnRangeRefusesThePluginAtLoad) {
   EXPECT_EQ(listing.output.find("hook,tick,"), std::string::npos) << listing.output;
 }
 
+// A user's copy of a built-in, earlier in the plugin path, is used and the
+// built-in file it hides is named: `plugins` notes it, a command warns.
+TEST(BadPlugins, ALibraryThatHidesABuiltInIsNamed) {
+  ScratchDir dir;
+  const std::string builtin =
+      (fs::path(ORCHESTRATE_TEST_PLUGIN_DIR) / "liborchestrate_mock.so").lexically_normal().string();
+  const std::string copy = dir.file("liborchestrate_mock.so");
+  fs::copy_file(builtin, copy);
+  const std::string note = builtin + " is not loaded: " +
+                           fs::path(copy).lexically_normal().string() +
+                           " has the same plugin name and comes first in the plugin path; rename one of them if both "
+                           "are wanted";
+  auto listing = run_orchestrate("plugins --format csv --plugin-path " + dir.path().string());
+  EXPECT_EQ(listing.exit_code, 0) << listing.output;
+  EXPECT_EQ(lines_naming(listing.output, builtin), std::vector<std::string>{"orchestrate: note: " + note});
+  EXPECT_NE(listing.output.find("dataset,mock,mock,1"), std::string::npos) << listing.output;
+  auto describe = run_orchestrate("describe dataset mock --plugin-path " + dir.path().string());
+  EXPECT_EQ(describe.exit_code, 0) << describe.output;
+  EXPECT_EQ(lines_naming(describe.output, builtin), std::vector<std::string>{"orchestrate: warning: " + note});
+}
+
 // A plugin-path entry that is no directory is named, not skipped in silence.
 TEST(BadPlugins, AMissingPluginPathEntryIsAnErrorNamingIt) {
   auto result = run_orchestrate("plugins --plugin-path /nonexistent/plugins");

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "orchestrate/duplicate_component.h"
@@ -219,9 +220,15 @@ void load_plugin_library(Registry& registry, const std::string& path) {
   register_plugin(registry, path, open_plugin(path));
 }
 
-std::vector<RefusedPlugin> load_plugins(Registry& registry, const std::vector<std::string>& directories) {
-  std::vector<RefusedPlugin> refused;
-  std::set<std::string> loaded_names;
+std::string ShadowedPlugin::message() const {
+  return hidden + " is not loaded: " + used + " has the same plugin name and comes first in the plugin path" +
+         "; rename one of them if both are wanted";
+}
+
+PluginScan scan_plugins(Registry& registry, const std::vector<std::string>& directories) {
+  PluginScan scan;
+  std::map<std::string, std::string> first_file;  // plugin name -> the file that took it
+  std::set<std::string> refused_names;            // their refusal already says what happened
   for (const auto& dir : directories) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
@@ -232,19 +239,28 @@ std::vector<RefusedPlugin> load_plugins(Registry& registry, const std::vector<st
     for (const auto& file : files) {
       // A refused file keeps its name: a later directory's copy of the
       // plugin is not silently used in place of the one the user put first.
-      if (!loaded_names.insert(plugin_name_of(file.string())).second) continue;
+      const auto [taken, first] = first_file.emplace(plugin_name_of(file.string()), file.string());
+      if (!first) {
+        if (!refused_names.count(taken->first)) scan.shadowed.push_back({taken->second, file.string()});
+        continue;
+      }
       OpenedPlugin opened;
       try {
         opened = open_plugin(file.string());
       } catch (const PluginError& e) {
-        refused.push_back({file.string(), e.what()});
+        scan.refused.push_back({file.string(), e.what()});
+        refused_names.insert(taken->first);
         continue;
       }
       register_plugin(registry, file.string(), opened);
     }
   }
-  set_refused_plugins(refused);
-  return refused;
+  set_refused_plugins(scan.refused);
+  return scan;
+}
+
+std::vector<RefusedPlugin> load_plugins(Registry& registry, const std::vector<std::string>& directories) {
+  return scan_plugins(registry, directories).refused;
 }
 
 }  // namespace orchestrate

@@ -37,4 +37,19 @@ void load_plugin_library(Registry& registry, const std::string& path);
 // registering stops the load: the registry would hold part of it.
 std::vector<RefusedPlugin> load_plugins(Registry& registry, const std::vector<std::string>& directories);
 
+// A plugin file of a later directory that an earlier one's file of the same
+// plugin name hides (a user's copy of a built-in, say): not loaded, but said.
+struct ShadowedPlugin {
+  std::string used;    // the file loaded (or refused) in its place
+  std::string hidden;  // the file not loaded
+  std::string message() const;  // one line naming both
+};
+
+// What load_plugins returns, and the files it did not load because of a name.
+struct PluginScan {
+  std::vector<RefusedPlugin> refused;
+  std::vector<ShadowedPlugin> shadowed;
+};
+PluginScan scan_plugins(Registry& registry, const std::vector<std::string>& directories);
+
 }  // namespace orchestrate
