@@ -229,9 +229,11 @@ PluginScan scan_plugins(Registry& registry, const std::vector<std::string>& dire
   PluginScan scan;
   std::map<std::string, std::string> first_file;  // plugin name -> the file that took it
   std::set<std::string> refused_names;            // their refusal already says what happened
+  std::set<std::string> scanned;  // a directory named twice (the default one in $ORCHESTRATE_PLUGIN_PATH) once
   for (const auto& dir : directories) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
+    if (!scanned.insert(fs::weakly_canonical(dir, ec).string()).second) continue;
     std::vector<fs::path> files;
     for (const auto& entry : fs::directory_iterator(dir, ec))
       if (entry.is_regular_file() && is_plugin_file(entry.path())) files.push_back(entry.path());
