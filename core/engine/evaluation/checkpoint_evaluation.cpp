@@ -1,5 +1,6 @@
 #include "checkpoint_evaluation.h"
 #include "run_store.h"
+#include "elapsed_seconds.h"
 
 #include <iomanip>
 #include <sstream>
@@ -16,7 +17,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 }  // namespace
 

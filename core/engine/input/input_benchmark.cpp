@@ -1,4 +1,5 @@
 #include "input_benchmark.h"
+#include "elapsed_seconds.h"
 
 #include <algorithm>
 #include <chrono>
@@ -16,7 +17,6 @@ namespace orchestrate {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 }  // namespace
 
 InputMeasurement measure_input(const Recipe& recipe, const Registry& registry, std::int64_t batches) {

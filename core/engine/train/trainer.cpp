@@ -1,5 +1,6 @@
 #include "trainer.h"
 #include "run_store.h"
+#include "elapsed_seconds.h"
 
 #include <chrono>
 #include <optional>
@@ -27,7 +28,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 std::string transfer_summary(const std::vector<TensorRecord>& records) {
   std::map<std::string, std::vector<std::string>> by_action;

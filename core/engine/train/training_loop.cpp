@@ -5,16 +5,9 @@
 #include "train/objective.h"
 #include "train/rank_messages.h"
 #include "train/training_run.h"
+#include "elapsed_seconds.h"
 
 namespace orchestrate {
-
-namespace {
-
-double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
-  return std::chrono::duration<double>(b - a).count();
-}
-
-}  // namespace
 
 RunStatus TrainingRun::run() {
   const std::int64_t U = c_.updates_per_epoch;

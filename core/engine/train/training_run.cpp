@@ -1,5 +1,6 @@
 #include "train/training_run.h"
 #include "run_store.h"
+#include "elapsed_seconds.h"
 
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
@@ -10,14 +11,6 @@
 #include "train/objective.h"
 
 namespace orchestrate {
-
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 TrainingRun::TrainingRun(const Recipe& recipe, const Settings& s, TrainingComponents& c, RunStore& store,
                          std::int64_t run_id, const ComputeSetup& compute, const TrainOptions& options,
