@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "orchestrate/error.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
 namespace {

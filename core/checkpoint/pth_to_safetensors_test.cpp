@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
+#include "orchestrate/testing/scratch_dir.h"
 #include "safetensors.h"
 #include "safetensors_testing.h"
-#include "scratch_dir.h"
 
 #ifndef PTH_TO_SAFETENSORS_SCRIPT
 #error "PTH_TO_SAFETENSORS_SCRIPT names scripts/pth_to_safetensors (set in core/checkpoint/CMakeLists.txt)"

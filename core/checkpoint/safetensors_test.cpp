@@ -11,8 +11,8 @@
 #include <optional>
 
 #include "orchestrate/error.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "safetensors_testing.h"
-#include "scratch_dir.h"
 
 namespace orchestrate {
 namespace {

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "python_reference.h"
+#include "orchestrate/testing/python_reference.h"
 #include "safetensors.h"
 #include "safetensors_header.h"
 

@@ -9,7 +9,7 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/registry.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "orchestrate/error.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
 namespace {

@@ -25,7 +25,7 @@
 #include "collective.h"
 #include "gradient_reducer.h"
 #include "orchestrate/error.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate::testing {
 namespace {

@@ -18,7 +18,7 @@
 #include <thread>
 
 #include "orchestrate/error.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
 namespace {

@@ -14,9 +14,9 @@
 
 #include "model_repository.h"
 #include "orchestrate/error.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "preprocessing_spec.h"
-#include "python_reference.h"
-#include "scratch_dir.h"
 #include "serving_module.h"
 
 namespace orchestrate {

@@ -3,9 +3,9 @@
 #include <ATen/ops/tensor.h>
 #include <nlohmann/json.hpp>
 
-#include "image_resize.h"
-#include "image_transforms.h"
 #include "orchestrate/error.h"
+#include "orchestrate/image/image_resize.h"
+#include "orchestrate/image/image_transforms.h"
 
 namespace orchestrate {
 

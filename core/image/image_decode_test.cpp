@@ -12,8 +12,8 @@
 #include "image_decode.h"
 #include "image_transforms.h"
 #include "orchestrate/error.h"
-#include "python_reference.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
 namespace {

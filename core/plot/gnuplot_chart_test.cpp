@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "orchestrate/error.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate::plot {
 namespace {

@@ -8,9 +8,9 @@
 #include <map>
 #include <thread>
 
+#include "orchestrate/testing/scratch_dir.h"
 #include "run_store.h"
 #include "run_store_test_support.h"
-#include "scratch_dir.h"
 
 namespace orchestrate {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
 using testing::ScratchDir;

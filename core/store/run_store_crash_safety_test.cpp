@@ -11,12 +11,12 @@
 #include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 
+#include "orchestrate/testing/scratch_dir.h"
 #include "run_liveness.h"
 #include "run_store.h"
 #include "run_store_schema.h"
 #include "run_store_sql.h"
 #include "run_store_test_support.h"
-#include "scratch_dir.h"
 
 namespace orchestrate {
 using testing::error_message_of;

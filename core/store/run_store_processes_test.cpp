@@ -9,9 +9,9 @@
 #include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 
+#include "orchestrate/testing/scratch_dir.h"
 #include "run_store.h"
 #include "run_store_test_support.h"
-#include "scratch_dir.h"
 
 namespace orchestrate {
 using testing::sample_run;

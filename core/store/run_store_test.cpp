@@ -14,9 +14,9 @@
 #include <gtest/gtest.h>
 
 #include "orchestrate/error.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "run_store_schema.h"
 #include "run_store_test_support.h"
-#include "scratch_dir.h"
 
 namespace orchestrate {
 using testing::error_message_of;

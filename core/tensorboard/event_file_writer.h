@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "record_framing.h"
+#include "orchestrate/tfrecord/record_framing.h"
 
 namespace orchestrate::tensorboard {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "event.pb.h"
-#include "record_framing.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
+#include "orchestrate/tfrecord/record_framing.h"
 
 namespace orchestrate::tensorboard {
 namespace {

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
-#include "scratch_dir.h"
 #include "byte_file_testing.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate::tfrecord {
 namespace {

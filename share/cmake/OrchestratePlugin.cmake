@@ -1,8 +1,9 @@
 # orchestrate_add_plugin(<name> SOURCES <file>... [TESTS <file>...] [LINK_LIBRARIES <lib>...])
 #
 # Builds a plugin as a loadable module named liborchestrate_<name>.so against
-# the orchestrate SDK and LibTorch. The built-in plugins use exactly this
-# function; third parties get it from find_package(orchestrate).
+# the orchestrate SDK and LibTorch, linked with --no-undefined. The built-in
+# plugins use exactly this function; third parties get it from
+# find_package(orchestrate).
 #
 # The sources are compiled once into an object library; the module and, when
 # TESTS are given, a GoogleTest executable <name>_plugin_test are linked from
@@ -26,6 +27,10 @@ function(orchestrate_add_plugin name)
 
   add_library(${target} MODULE)
   target_link_libraries(${target} PRIVATE ${target}_objects)
+  # Every symbol resolved at link time, against the SDK and LibTorch: a
+  # missing library or a mismatched build fails the build here, not dlopen
+  # on the user's machine.
+  target_link_options(${target} PRIVATE LINKER:--no-undefined)
   set_target_properties(${target} PROPERTIES OUTPUT_NAME orchestrate_${name})
   if(DEFINED ORCHESTRATE_PLUGIN_OUTPUT_DIR)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${ORCHESTRATE_PLUGIN_OUTPUT_DIR})
@@ -40,8 +45,8 @@ function(orchestrate_add_plugin name)
     include(GoogleTest)
     add_executable(${name}_plugin_test ${ARG_TESTS})
     target_link_libraries(${name}_plugin_test PRIVATE ${target}_objects GTest::gtest_main)
-    if(TARGET orchestrate_test_support)
-      target_link_libraries(${name}_plugin_test PRIVATE orchestrate_test_support)
+    if(TARGET orchestrate::test_support)
+      target_link_libraries(${name}_plugin_test PRIVATE orchestrate::test_support)
     endif()
     if(COMMAND orchestrate_use_torch_pch)
       orchestrate_use_torch_pch(${name}_plugin_test)

@@ -27,7 +27,8 @@ endfunction()
 # sanitizers, so CI runs it under ASan and UBSan too.
 function(orchestrate_sanitized_test name source)
   add_executable(sanitized_${name} ${source})
-  target_include_directories(sanitized_${name} PRIVATE ${ORCHESTRATE_ROOT}/tests/support)
+  # The test helpers as the main build's tests include them (orchestrate/testing/...).
+  target_include_directories(sanitized_${name} PRIVATE ${CMAKE_BINARY_DIR}/sdk_include)
   target_link_libraries(sanitized_${name} PRIVATE ${ARGN} GTest::gtest_main)
   add_test(NAME sanitized.${name} COMMAND sanitized_${name})
 endfunction()

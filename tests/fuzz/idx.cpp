@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "idx_file.h"
+#include "orchestrate/dataset_support/idx_file.h"
 #include "orchestrate/error.h"
 #include "scratch_file.h"
 

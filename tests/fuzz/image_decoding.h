@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "image_header.h"
 #include "orchestrate/error.h"
-#include "pixel_decode.h"
+#include "orchestrate/image/image_header.h"
+#include "orchestrate/image/pixel_decode.h"
 
 namespace orchestrate::fuzz {
 

@@ -15,10 +15,10 @@
 #include <optional>
 #include <string>
 
-#include "frame_checks.h"
 #include "index_entry.h"
 #include "orchestrate/error.h"
-#include "record_label.h"
+#include "orchestrate/tf_example/record_label.h"
+#include "orchestrate/tfrecord/frame_checks.h"
 
 namespace tfrecord = orchestrate::tfrecord;
 

@@ -8,9 +8,9 @@
 #include <limits>
 #include <string_view>
 
-#include "labelled_image.h"
 #include "orchestrate/error.h"
-#include "record_label.h"
+#include "orchestrate/tf_example/labelled_image.h"
+#include "orchestrate/tf_example/record_label.h"
 
 namespace tfrecord = orchestrate::tfrecord;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "orchestrate/error.h"
-#include "record_framing.h"
+#include "orchestrate/tfrecord/record_framing.h"
 #include "scratch_file.h"
 
 namespace tfrecord = orchestrate::tfrecord;

@@ -7,10 +7,10 @@
 
 #include "orchestrate/model.h"
 #include "orchestrate/model_presets.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "plugin_host.h"
 #include "recipe.h"
 #include "run_store.h"
-#include "scratch_dir.h"
 #include "trainer.h"
 
 namespace orchestrate::testing {

@@ -9,12 +9,12 @@
 
 #include "checkpoint.h"
 #include "orchestrate/error.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "plugin_host.h"
 #include "recipe.h"
 #include "resume.h"
 #include "run_store.h"
 #include "safetensors.h"
-#include "scratch_dir.h"
 #include "trainer.h"
 
 namespace orchestrate::testing {

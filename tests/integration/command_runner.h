@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate::testing {
 

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "command_runner.h"
-#include "python_reference.h"
+#include "orchestrate/testing/python_reference.h"
 #include "run_store.h"
 
 namespace orchestrate::testing {

@@ -7,8 +7,8 @@
 #include <regex>
 
 #include "command_runner.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "run_store.h"
-#include "scratch_dir.h"
 
 namespace orchestrate::testing {
 namespace {

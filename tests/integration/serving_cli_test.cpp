@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "command_runner.h"
-#include "python_reference.h"
+#include "orchestrate/testing/python_reference.h"
 #include "run_store.h"
 
 namespace orchestrate::testing {

@@ -4,8 +4,6 @@
 
 #include "orchestrate/plugin.h"
 
-extern "C" const orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
-
 namespace orchestrate::testing {
 
 inline Registry& plugin_under_test() {

@@ -5,10 +5,10 @@
 
 #include <sstream>
 
-#include "python_reference.h"
-#include "safetensors.h"
-#include "scratch_dir.h"
 #include "orchestrate/error.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
+#include "safetensors.h"
 
 namespace orchestrate {
 namespace {

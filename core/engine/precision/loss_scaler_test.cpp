@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "orchestrate/error.h"
-#include "python_reference.h"
+#include "orchestrate/testing/python_reference.h"
 
 namespace orchestrate {
 namespace {

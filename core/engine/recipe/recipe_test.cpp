@@ -8,7 +8,7 @@
 #include "core_tables.h"
 #include "orchestrate/error.h"
 #include "orchestrate/optimizer_wrapper.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "settings.h"
 
 namespace orchestrate {

@@ -47,6 +47,11 @@ inline constexpr const char* kPluginEntryPoint = "orchestrate_plugin_descriptor"
 
 }  // namespace orchestrate
 
+// The entry point ORCHESTRATE_PLUGIN defines, declared for a plugin's own
+// tests: they link the plugin's code statically and register it by calling it
+// (orchestrate/testing/plugin_under_test.h).
+extern "C" ORCHESTRATE_API const ::orchestrate::PluginDescriptor* orchestrate_plugin_descriptor();
+
 #define ORCHESTRATE_STRINGIFY_INNER(x) #x
 #define ORCHESTRATE_STRINGIFY(x) ORCHESTRATE_STRINGIFY_INNER(x)
 #define ORCHESTRATE_COMPILER_ID \

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "idx_dataset.h"
 #include "orchestrate/dataset.h"
+#include "orchestrate/dataset_support/idx_dataset.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"

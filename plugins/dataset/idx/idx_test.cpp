@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
-#include "plugin_under_test.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/dataset_batches.h"
+#include "orchestrate/testing/plugin_under_test.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "image_bytes.h"
-#include "image_decode.h"
+#include "orchestrate/image/image_decode.h"
 
 namespace orchestrate::image_folder {
 

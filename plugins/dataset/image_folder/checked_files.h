@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "bad_data_policy.h"
-#include "image_limits.h"
+#include "orchestrate/dataset_support/bad_data_policy.h"
+#include "orchestrate/image/image_limits.h"
 #include "split_files.h"
 
 namespace orchestrate::image_folder {

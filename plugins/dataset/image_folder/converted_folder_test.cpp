@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
-#include "plugin_under_test.h"
-#include "python_reference.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/dataset_batches.h"
+#include "orchestrate/testing/plugin_under_test.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace {
 

@@ -16,15 +16,15 @@
 #include <string>
 #include <vector>
 
-#include "bad_data_policy.h"
-#include "bad_reads.h"
 #include "checked_files.h"
 #include "decoded_image_cache.h"
 #include "image_bytes.h"
-#include "image_decode.h"
-#include "image_transforms.h"
 #include "orchestrate/dataset.h"
+#include "orchestrate/dataset_support/bad_data_policy.h"
+#include "orchestrate/dataset_support/bad_reads.h"
 #include "orchestrate/error.h"
+#include "orchestrate/image/image_decode.h"
+#include "orchestrate/image/image_transforms.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"

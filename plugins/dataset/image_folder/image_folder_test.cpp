@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "decoded_image_cache.h"
-#include "image_transforms.h"
-#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
-#include "plugin_under_test.h"
-#include "image_bombs_testing.h"
-#include "python_reference.h"
-#include "scratch_dir.h"
+#include "orchestrate/image/image_bombs_testing.h"
+#include "orchestrate/image/image_transforms.h"
+#include "orchestrate/testing/dataset_batches.h"
+#include "orchestrate/testing/plugin_under_test.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
+#include "orchestrate/testing/test_images.h"
 #include "split_files.h"
-#include "test_images.h"
 
 namespace orchestrate::image_folder {
 namespace {

@@ -7,10 +7,10 @@
 #include <thread>
 #include <vector>
 
-#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/plugin.h"
-#include "plugin_under_test.h"
+#include "orchestrate/testing/dataset_batches.h"
+#include "orchestrate/testing/plugin_under_test.h"
 
 
 namespace {

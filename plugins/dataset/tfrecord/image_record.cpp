@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "image_decode.h"
+#include "orchestrate/image/image_decode.h"
 
 namespace orchestrate::tfrecord {
 

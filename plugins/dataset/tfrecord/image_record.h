@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-#include "image_limits.h"
-#include "labelled_image.h"
-#include "record_label.h"
+#include "orchestrate/image/image_limits.h"
+#include "orchestrate/tf_example/labelled_image.h"
+#include "orchestrate/tf_example/record_label.h"
 
 namespace orchestrate::tfrecord {
 

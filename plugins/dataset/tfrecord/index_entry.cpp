@@ -1,8 +1,8 @@
 #include "index_entry.h"
 
-#include "frame_checks.h"
 #include "orchestrate/error.h"
-#include "record_label.h"
+#include "orchestrate/tf_example/record_label.h"
+#include "orchestrate/tfrecord/frame_checks.h"
 
 namespace orchestrate::tfrecord {
 

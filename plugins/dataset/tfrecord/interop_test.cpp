@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "crc32c.h"
 #include "example.pb.h"
-#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
-#include "plugin_under_test.h"
-#include "python_reference.h"
-#include "record_framing.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/dataset_batches.h"
+#include "orchestrate/testing/plugin_under_test.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
+#include "orchestrate/tfrecord/crc32c.h"
+#include "orchestrate/tfrecord/record_framing.h"
 #include "tfrecord_testing.h"
 
 namespace orchestrate::tfrecord {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "record_framing.h"
+#include "orchestrate/tfrecord/record_framing.h"
 
 namespace orchestrate::tfrecord {
 

@@ -18,19 +18,19 @@
 #include <tuple>
 #include <vector>
 
-#include "image_record.h"
-#include "image_transforms.h"
-#include "index_cache.h"
-#include "bad_data_policy.h"
-#include "bad_reads.h"
 #include "file_patterns.h"
+#include "image_record.h"
+#include "index_cache.h"
 #include "orchestrate/dataset.h"
+#include "orchestrate/dataset_support/bad_data_policy.h"
+#include "orchestrate/dataset_support/bad_reads.h"
 #include "orchestrate/error.h"
+#include "orchestrate/image/image_transforms.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
 #include "orchestrate/registry.h"
-#include "record_framing.h"
-#include "record_label.h"
+#include "orchestrate/tf_example/record_label.h"
+#include "orchestrate/tfrecord/record_framing.h"
 #include "split_index.h"
 
 namespace {

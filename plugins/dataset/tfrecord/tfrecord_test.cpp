@@ -16,16 +16,16 @@
 #include <thread>
 #include <vector>
 
-#include "image_bombs_testing.h"
-#include "image_transforms.h"
 #include "index_entry.h"
-#include "labelled_image.h"
-#include "dataset_batches.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
-#include "plugin_under_test.h"
-#include "record_framing.h"
-#include "scratch_dir.h"
+#include "orchestrate/image/image_bombs_testing.h"
+#include "orchestrate/image/image_transforms.h"
+#include "orchestrate/testing/dataset_batches.h"
+#include "orchestrate/testing/plugin_under_test.h"
+#include "orchestrate/testing/scratch_dir.h"
+#include "orchestrate/tf_example/labelled_image.h"
+#include "orchestrate/tfrecord/record_framing.h"
 #include "tfrecord_testing.h"
 
 namespace orchestrate::tfrecord {

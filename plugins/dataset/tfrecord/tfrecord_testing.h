@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "byte_file_testing.h"
-#include "test_images.h"
+#include "orchestrate/testing/test_images.h"
+#include "orchestrate/tfrecord/byte_file_testing.h"
 
 namespace orchestrate::tfrecord::testing {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "orchestrate/gradient_compression.h"
-#include "plugin_under_test.h"
+#include "orchestrate/testing/plugin_under_test.h"
 #include "sparsity_schedule.h"
 
 namespace {

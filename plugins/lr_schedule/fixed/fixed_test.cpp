@@ -5,7 +5,7 @@
 
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/plugin.h"
-#include "plugin_under_test.h"
+#include "orchestrate/testing/plugin_under_test.h"
 
 
 namespace {

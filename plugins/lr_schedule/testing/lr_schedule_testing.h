@@ -21,8 +21,8 @@
 #include "orchestrate/lr_schedule.h"
 #include "orchestrate/params.h"
 #include "orchestrate/plugin.h"
-#include "plugin_under_test.h"
-#include "python_reference.h"
+#include "orchestrate/testing/plugin_under_test.h"
+#include "orchestrate/testing/python_reference.h"
 
 namespace orchestrate::testing {
 

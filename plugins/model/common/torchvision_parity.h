@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "orchestrate/model.h"
-#include "python_reference.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "safetensors.h"
-#include "scratch_dir.h"
 
 namespace orchestrate::model_testing {
 

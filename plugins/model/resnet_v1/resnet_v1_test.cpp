@@ -13,7 +13,7 @@
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
 #include "orchestrate/plugin.h"
-#include "plugin_under_test.h"
+#include "orchestrate/testing/plugin_under_test.h"
 
 namespace {
 

@@ -24,7 +24,7 @@
 
 #include "orchestrate/optimizer.h"
 #include "orchestrate/params.h"
-#include "python_reference.h"
+#include "orchestrate/testing/python_reference.h"
 
 namespace orchestrate::optimizer_testing {
 

@@ -15,7 +15,7 @@
 
 #include "orchestrate/optimizer.h"
 #include "orchestrate/params.h"
-#include "plugin_under_test.h"
+#include "orchestrate/testing/plugin_under_test.h"
 
 namespace orchestrate::optimizer_testing {
 

@@ -8,7 +8,7 @@
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
-#include "plugin_under_test.h"
+#include "orchestrate/testing/plugin_under_test.h"
 
 namespace {
 

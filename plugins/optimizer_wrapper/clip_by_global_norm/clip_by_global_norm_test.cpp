@@ -13,7 +13,7 @@
 #include "../common/wrapper_test_support.h"
 #include "orchestrate/error.h"
 #include "orchestrate/optimizer_wrapper.h"
-#include "python_reference.h"
+#include "orchestrate/testing/python_reference.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 
 #include "orchestrate/optimizer.h"
 #include "orchestrate/optimizer_wrapper.h"
-#include "plugin_under_test.h"
+#include "orchestrate/testing/plugin_under_test.h"
 
 namespace orchestrate::testing {
 

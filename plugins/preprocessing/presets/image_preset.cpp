@@ -5,8 +5,8 @@
 #include <cmath>
 #include <numeric>
 
-#include "image_transforms.h"
 #include "orchestrate/error.h"
+#include "orchestrate/image/image_transforms.h"
 
 namespace orchestrate::preprocessing {
 

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "colour_jitter.h"
 #include "orchestrate/params.h"
 #include "orchestrate/preprocessing.h"
-#include "random_resized_crop.h"
+#include "orchestrate/presets/colour_jitter.h"
+#include "orchestrate/presets/random_resized_crop.h"
 
 namespace orchestrate::preprocessing {
 

@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "image_preset.h"
+#include "orchestrate/presets/random_resized_crop.h"
 #include "orchestrate/registry.h"
-#include "plugin_under_test.h"
-#include "python_reference.h"
-#include "random_resized_crop.h"
-#include "scratch_dir.h"
+#include "orchestrate/testing/plugin_under_test.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace {
 
