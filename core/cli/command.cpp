@@ -47,6 +47,9 @@ const std::vector<Command>& commands() {
        predict_command},
       {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR", engine,
        new_plugin_command},
+      {"conformance",
+       "check plugins against their kind's contract: orchestrate conformance [KIND NAME] [--settings FILE.toml]",
+       engine, conformance_command},
   };
   return table;
 }

@@ -66,6 +66,7 @@ ORCHESTRATE_ENGINE_COMMAND int weights_command(const std::vector<std::string>& a
 ORCHESTRATE_ENGINE_COMMAND int export_command(const std::vector<std::string>& arguments);  // serving and tensorboard
 ORCHESTRATE_ENGINE_COMMAND int predict_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int new_plugin_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int conformance_command(const std::vector<std::string>& arguments);
 #undef ORCHESTRATE_ENGINE_COMMAND
 
 }  // namespace orchestrate::cli

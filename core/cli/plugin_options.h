@@ -2,6 +2,9 @@
 // front end never loads a plugin, so it needs no LibTorch).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "options.h"
 #include "orchestrate/registry.h"
 
@@ -11,8 +14,9 @@ namespace orchestrate::cli {
 void add_plugin_path_option(po::options_description& options);
 
 // Loads the plugins from --plugin-path, $ORCHESTRATE_PLUGIN_PATH and the
-// default directory into `registry`; a refused plugin file is a one-line
-// warning on stderr.
-void load_all_plugins(Registry& registry, const po::variables_map& values);
+// default directory into `registry`. A refused plugin file, and a file hidden
+// by an earlier one of the same plugin name, is a one-line warning on stderr;
+// the same lines are returned, for a run to record among its events.
+std::vector<std::string> load_all_plugins(Registry& registry, const po::variables_map& values);
 
 }  // namespace orchestrate::cli

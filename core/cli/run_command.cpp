@@ -174,7 +174,7 @@ int run_command(const std::vector<std::string>& arguments) {
   const auto overrides =
       parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   Registry registry;  // declared first: outlives every object its plugins create
-  load_all_plugins(registry, values);
+  const std::vector<std::string> plugin_warnings = load_all_plugins(registry, values);
   const std::string recipe_path = recipe_file(values["recipe"].as<std::string>());
   std::optional<SmokeOverrides> smoke_overrides;
   if (smoke) smoke_overrides.emplace(registry, smoke_scratch_dir(recipe_path));
@@ -206,6 +206,7 @@ int run_command(const std::vector<std::string>& arguments) {
   std::optional<ScratchStore> scratch;
   if (!leader) scratch.emplace(collective->rank());
   TrainOptions train_options;
+  train_options.plugin_warnings = plugin_warnings;
   train_options.collective = collective.get();
   // The job's store, on every rank (ranks 1.. record into scratch stores).
   train_options.artifact_root = directory_beside_store(store.path(), kArtifactDirectory);

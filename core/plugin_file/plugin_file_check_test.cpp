@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrate/testing/scratch_dir.h"
+#include "plugin_build_note.h"
 
 namespace orchestrate {
 namespace {
@@ -240,6 +242,58 @@ TEST_F(PluginFileCheck, EveryByteFlipInTheHeadersIsRefusedOrLoadsWithoutASignal)
   }
   EXPECT_GT(refused, 0);
   std::cout << refused << " flips refused, " << accepted << " accepted and loaded\n";
+}
+
+// The build note ORCHESTRATE_PLUGIN embeds, read before dlopen
+// (plugin_build_note.h): the sample's hand-written one, and every built plugin's.
+TEST_F(PluginFileCheck, ReadsTheBuildNoteOfTheSampleAndOfEveryBuiltPlugin) {
+  for (const auto& note : {plugin_build_note(fs::path(SAMPLE_LIBRARY)), plugin_build_note(sample.data(), sample.size())}) {
+    ASSERT_TRUE(note.has_value());
+    EXPECT_EQ(note->api_version, 5u);
+    EXPECT_EQ(note->cxx11_abi, 0u);
+    EXPECT_EQ(note->torch_version, "2.0.0");
+    EXPECT_EQ(note->compiler, "GCC 1.2.3");
+  }
+  // The plugins: liborchestrate_*.so (the sanitizer build puts only the
+  // sample there, which is checked above).
+  int read = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(ORCHESTRATE_TEST_PLUGIN_DIR, ec)) {
+    if (entry.path().extension() != ".so" || !starts_with(entry.path().filename().string(), "liborchestrate_")) continue;
+    const auto note = plugin_build_note(entry.path());
+    ASSERT_TRUE(note.has_value()) << entry.path();
+    EXPECT_GT(note->api_version, 0u) << entry.path();
+    EXPECT_EQ(note->cxx11_abi, 1u) << entry.path();
+    EXPECT_FALSE(note->torch_version.empty()) << entry.path();
+    EXPECT_TRUE(starts_with(note->compiler, "GCC ")) << entry.path();
+    ++read;
+  }
+  if (fs::path(SAMPLE_LIBRARY).parent_path() != fs::path(ORCHESTRATE_TEST_PLUGIN_DIR))
+    EXPECT_GT(read, 0) << "no plugins built in " << ORCHESTRATE_TEST_PLUGIN_DIR;
+}
+
+// A note whose sizes or strings are wrong is no note (the host then falls
+// back to the descriptor); no read goes past the bytes it was given.
+TEST_F(PluginFileCheck, ADamagedBuildNoteIsNoNote) {
+  const std::string owner = "orchestrate";
+  const auto found = std::search(sample.begin(), sample.end(), owner.begin(), owner.end());
+  ASSERT_NE(found, sample.end());
+  const std::size_t owner_at = static_cast<std::size_t>(found - sample.begin());
+  const std::size_t desc_size_at = owner_at - 8;  // n_namesz, n_descsz, n_type, then the owner
+  auto read = [](const Bytes& bytes) { return plugin_build_note(bytes.data(), bytes.size()); };
+  Bytes damaged = sample;
+  at<std::uint32_t>(damaged, desc_size_at) = 0xfffffff0u;  // past the section
+  EXPECT_FALSE(read(damaged).has_value());
+  damaged = sample;
+  at<std::uint32_t>(damaged, desc_size_at) = 7;  // shorter than the two numbers
+  EXPECT_FALSE(read(damaged).has_value());
+  damaged = sample;
+  for (std::size_t i = owner_at + 12 + 8; i < owner_at + 12 + 8 + 16; ++i) damaged[i] = 'x';  // no NUL in the text
+  EXPECT_FALSE(read(damaged).has_value());
+  damaged = sample;
+  damaged[owner_at] = 'O';  // another owner's note
+  EXPECT_FALSE(read(damaged).has_value());
+  for (std::size_t size = 1; size < sample.size(); size += 37) read(Bytes(sample.begin(), sample.begin() + size));
 }
 
 }  // namespace

@@ -7,11 +7,9 @@ build=$1
 scratch=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 rm -rf "$scratch" && mkdir -p "$scratch"
-cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
-prefix_path=$(sed -n 's/^CMAKE_PREFIX_PATH:[A-Z]*=//p' "$build/CMakeCache.txt")
-launcher=$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' "$build/CMakeCache.txt")
-cmake -S "$here" -B "$scratch/plugin" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$scratch/prefix;$prefix_path" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
+source "$here/../support/sdk_project.sh"
+install_sdk "$build" "$scratch/prefix"
+configure_against_sdk "$build" "$scratch/prefix" "$here" "$scratch/plugin"
 cmake --build "$scratch/plugin" >/dev/null
 orchestrate=$scratch/prefix/bin/orchestrate
 "$orchestrate" describe lr_schedule linear_warmup --plugin-path "$scratch/plugin"

@@ -13,7 +13,8 @@ rm -rf "$scratch" && mkdir -p "$scratch"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 seconds_since() { echo $(( $(date +%s) - $1 )); }
 
-cmake --install "$build" --prefix "$scratch/prefix" >/dev/null
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../support/sdk_project.sh"
+install_sdk "$build" "$scratch/prefix"
 orchestrate=$scratch/prefix/bin/orchestrate
 
 # Refusals: one line on stderr, exit code 2, nothing written.
@@ -49,11 +50,8 @@ for kind in "${kinds[@]}"; do
   echo "add_subdirectory($kind)" >>"$skeletons/CMakeLists.txt"
 done
 
-prefix_path=$(sed -n 's/^CMAKE_PREFIX_PATH:[A-Z]*=//p' "$build/CMakeCache.txt")
-launcher=$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' "$build/CMakeCache.txt")
 start=$(date +%s)
-cmake -S "$skeletons" -B "$scratch/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$scratch/prefix;$prefix_path" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
+configure_against_sdk "$build" "$scratch/prefix" "$skeletons" "$scratch/build"
 configured=$(seconds_since "$start")
 start=$(date +%s)
 cmake --build "$scratch/build" --parallel "$(nproc)" >/dev/null

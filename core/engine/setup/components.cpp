@@ -81,7 +81,8 @@ std::unique_ptr<GradientCompressor> build_compressor(const TrainingComponents& c
 std::unique_ptr<Dataset> build_split(const Settings& s, const Registry& registry, DatasetSplit split,
                                      DataEventSink* events = nullptr) {
   const auto& data = registry.datasets().get(s.data_plugin);
-  auto dataset = guarded("data", s.data_plugin, [&] { return data.create(s.data_params, DatasetContext{split, events}); });
+  auto dataset = guarded("data", s.data_plugin,
+                         [&] { return data.create(s.data_params, DatasetContext{split, events, &registry}); });
   require(dataset, "data", s.data_plugin, "dataset");
   return dataset;
 }

@@ -12,6 +12,7 @@
 #include "orchestrate/duplicate_component.h"
 #include "orchestrate/error.h"
 #include "orchestrate/plugin.h"
+#include "plugin_build_note.h"
 #include "plugin_file_check.h"
 
 namespace orchestrate {
@@ -37,24 +38,44 @@ bool is_plugin_file(const fs::path& path) {
   return name.rfind("liborchestrate_", 0) == 0 && path.extension() == ".so";
 }
 
-// The host's own build identity, compared with what each plugin reports.
-constexpr const char* kHostTorchVersion = ORCHESTRATE_TORCH_VERSION;
-constexpr int kHostCxx11Abi = _GLIBCXX_USE_CXX11_ABI;
+// The host's own build, compared with what each plugin says of its own.
+PluginBuild host_build() {
+  return {kPluginApiVersion, _GLIBCXX_USE_CXX11_ABI, ORCHESTRATE_TORCH_VERSION, ORCHESTRATE_COMPILER_ID};
+}
+
+std::string describe_build(const PluginBuild& build) {
+  return "plugin API " + std::to_string(build.api_version) + ", LibTorch " + build.torch_version +
+         ", _GLIBCXX_USE_CXX11_ABI=" + std::to_string(build.cxx11_abi) + ", " + build.compiler;
+}
+
+// Throws PluginError when `plugin` was built unlike this orchestrate, naming
+// what differs and both builds whole. Read from the ELF note before dlopen
+// and again from the descriptor after it (a plugin too old to have the note).
+void check_build(const PluginBuild& plugin, const std::string& path) {
+  const PluginBuild host = host_build();
+  std::string differs;
+  if (plugin.api_version != host.api_version)
+    differs = "plugin API version " + std::to_string(plugin.api_version) + ", but this orchestrate needs " +
+              std::to_string(host.api_version);
+  else if (plugin.torch_version != host.torch_version)
+    differs = "built with LibTorch " + plugin.torch_version + ", but this orchestrate uses " + host.torch_version;
+  else if (plugin.cxx11_abi != host.cxx11_abi)
+    differs = "built with _GLIBCXX_USE_CXX11_ABI=" + std::to_string(plugin.cxx11_abi) +
+              ", but this orchestrate uses _GLIBCXX_USE_CXX11_ABI=" + std::to_string(host.cxx11_abi);
+  else
+    return;
+  throw PluginError(path + ": " + differs + "; rebuild the plugin against orchestrate " + version() +
+                    " (the plugin: " + describe_build(plugin) + "; this orchestrate: " + describe_build(host) + ")");
+}
 
 void check_descriptor(const PluginDescriptor& d, const std::string& path) {
   if (d.magic != kPluginMagic)
     throw PluginError(path + ": not an orchestrate plugin (bad descriptor magic); remove it from the plugin path");
-  if (d.api_version != kPluginApiVersion)
-    throw PluginError(path + ": plugin API version " + std::to_string(d.api_version) + ", but this orchestrate needs " +
-                      std::to_string(kPluginApiVersion) + "; rebuild the plugin against orchestrate " + version());
-  const std::string name = d.name ? d.name : "?";
-  if (std::string(d.torch_version ? d.torch_version : "") != kHostTorchVersion)
-    throw PluginError(path + ": plugin '" + name + "' was built with LibTorch " + (d.torch_version ? d.torch_version : "?") +
-                      ", this orchestrate uses " + kHostTorchVersion + "; rebuild the plugin");
-  if (d.cxx11_abi != kHostCxx11Abi)
-    throw PluginError(path + ": plugin '" + name + "' uses _GLIBCXX_USE_CXX11_ABI=" + std::to_string(d.cxx11_abi) +
-                      ", this orchestrate uses " + std::to_string(kHostCxx11Abi) + "; rebuild the plugin");
-  if (!d.register_components) throw PluginError(path + ": plugin '" + name + "' has no registration function");
+  check_build({d.api_version, static_cast<std::uint32_t>(d.cxx11_abi), d.torch_version ? d.torch_version : "?",
+               d.compiler ? d.compiler : "?"},
+              path);
+  if (!d.register_components)
+    throw PluginError(path + ": plugin '" + std::string(d.name ? d.name : "?") + "' has no registration function");
 }
 
 // Names a recipe writes: components and their keys are stable snake_case.
@@ -154,6 +175,9 @@ OpenedPlugin open_plugin(const std::string& path) {
   if (const std::string problem = plugin_file_problem(fs::path(path)); !problem.empty())
     throw PluginError(path + ": cannot be loaded safely: " + problem +
                       "; rebuild the plugin or remove it from the plugin path");
+  // Before dlopen: a plugin built for another C++ ABI fails there on an
+  // undefined symbol, which would not say why.
+  if (const auto build = plugin_build_note(fs::path(path))) check_build(*build, path);
   auto library = std::make_shared<boost::dll::shared_library>();
   boost::dll::fs::error_code ec;
   // RTLD_NOW: an unresolved symbol is reported here, not as a crash mid-run.

@@ -132,6 +132,8 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     record.world_size = compute.world_size;
     outcome.run_id = store.begin_run(record);
   }
+  if (leader)
+    for (const auto& warning : options.plugin_warnings) store.record_event(outcome.run_id, "plugins", warning);
   try {
     // Built once the run is recorded, so a data set that fails to load, or
     // init_from weights that do not fit the model, leave a failed run that

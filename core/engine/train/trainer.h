@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "orchestrate/registry.h"
 #include "recipe.h"
@@ -44,6 +45,10 @@ struct TrainOptions {
   // Where hooks write files (profiles): <artifact_root>/run-<id>, with rank
   // 0's run id on every rank. "": "artifacts" beside the run store.
   std::string artifact_root;
+  // What loading the plugins warned about (a file refused, a file hidden by
+  // another of the same plugin name): recorded as the run's "plugins" events,
+  // so the run says which files it did not use.
+  std::vector<std::string> plugin_warnings;
 };
 
 // Builds the recipe's components, trains, evaluates, and records everything

@@ -7,12 +7,16 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "orchestrate/api.h"
 
 namespace orchestrate {
+
+class Params;
+class Registry;
 
 enum class DatasetSplit { train, test };
 ORCHESTRATE_API const char* to_string(DatasetSplit split);
@@ -62,10 +66,14 @@ class ORCHESTRATE_API DataEventSink {
 // What a dataset factory is given. Grows only at the end. Made from a split
 // alone (tools, tests), it has no sink: the dataset prints to stderr only.
 struct DatasetContext {
-  DatasetContext(DatasetSplit split = DatasetSplit::train, DataEventSink* events = nullptr)  // NOLINT: a split is a context
-      : split(split), events(events) {}
+  DatasetContext(DatasetSplit split = DatasetSplit::train, DataEventSink* events = nullptr,  // NOLINT: a split is a context
+                 const Registry* registry = nullptr)
+      : split(split), events(events), registry(registry) {}
   DatasetSplit split;
   DataEventSink* events;  // null: no run to record into; outlives the dataset
+  // The datasets a wrapper may build its inner one from (build_dataset);
+  // null when the caller has none (tools, tests). Outlives the dataset.
+  const Registry* registry;
 };
 
 struct Example {
@@ -99,5 +107,14 @@ class ORCHESTRATE_API Dataset {
 // The examples at `indices` (epoch 0, seed = index), stacked; all must have
 // the same size. For tests and tools that want a dataset's raw pixels.
 ORCHESTRATE_API Batch stack_examples(const Dataset& dataset, const std::vector<std::int64_t>& indices);
+
+// Builds the dataset `name` for the same split, sink and registry as
+// `context`, with `given` over its defaults: how a wrapper dataset (a subset,
+// a mixture, a relabelling) builds the dataset it wraps, as the host would.
+// `given` is checked like a recipe table: an unknown dataset or key, a value
+// of the wrong type or outside its range, a broken rule or a missing
+// required key throws Error naming it; so does a context without a registry.
+ORCHESTRATE_API std::unique_ptr<Dataset> build_dataset(const DatasetContext& context, const std::string& name,
+                                                       const Params& given);
 
 }  // namespace orchestrate

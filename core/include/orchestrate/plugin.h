@@ -57,7 +57,26 @@ extern "C" ORCHESTRATE_API const ::orchestrate::PluginDescriptor* orchestrate_pl
 #define ORCHESTRATE_COMPILER_ID \
   "GCC " ORCHESTRATE_STRINGIFY(__GNUC__) "." ORCHESTRATE_STRINGIFY(__GNUC_MINOR__) "." ORCHESTRATE_STRINGIFY(__GNUC_PATCHLEVEL__)
 
+// The build identity again, as an ELF note (section .note.orchestrate, owner
+// "orchestrate", type 1: the API version and _GLIBCXX_USE_CXX11_ABI as 32-bit
+// numbers, then the LibTorch version and the compiler, NUL-terminated). The
+// host reads it with libelf before dlopen (core/plugin_file/plugin_build_note.h),
+// so a plugin built for another ABI is named as such instead of failing in
+// the loader on an undefined symbol.
+#define ORCHESTRATE_BUILD_NOTE_TEXT ORCHESTRATE_TORCH_VERSION "\0" ORCHESTRATE_COMPILER_ID
+#define ORCHESTRATE_BUILD_NOTE                                                                          \
+  __attribute__((section(".note.orchestrate"), used, aligned(4))) static const struct {                \
+    std::uint32_t owner_size, desc_size, type;                                                         \
+    char owner[12];                                                                                    \
+    std::uint32_t api_version, cxx11_abi;                                                              \
+    char text[(sizeof(ORCHESTRATE_BUILD_NOTE_TEXT) + 3) / 4 * 4];                                      \
+  } orchestrate_build_note {                                                                           \
+    12, 8 + sizeof(ORCHESTRATE_BUILD_NOTE_TEXT), 1, "orchestrate", ORCHESTRATE_PLUGIN_API_VERSION,      \
+        _GLIBCXX_USE_CXX11_ABI, ORCHESTRATE_BUILD_NOTE_TEXT                                            \
+  }
+
 #define ORCHESTRATE_PLUGIN(NAME, VERSION, REGISTER_FN)                                                   \
+  ORCHESTRATE_BUILD_NOTE;                                                                              \
   extern "C" ORCHESTRATE_API const ::orchestrate::PluginDescriptor* orchestrate_plugin_descriptor() {  \
     static const ::orchestrate::PluginDescriptor descriptor{                                           \
         ::orchestrate::kPluginMagic, ORCHESTRATE_PLUGIN_API_VERSION, NAME, VERSION,                    \

@@ -1,0 +1,93 @@
+#include "conformance_plugins.h"
+
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+
+#include "conformance_settings.h"
+#include "orchestrate/error.h"
+#include "plugin_host.h"
+
+namespace orchestrate::conformance {
+namespace {
+
+struct State {
+  Selection selection;
+  Registry registry;
+  std::vector<std::string> directories;
+  std::vector<std::string> refused;
+  std::map<ComponentId, Params> settings;  // keys over each component's defaults
+  bool configured = false;
+};
+
+State& state() {
+  static State instance;  // lives for the whole program: the libraries must outlive every component
+  return instance;
+}
+
+// For a required key: the smallest value its bounds allow, so a component
+// with no default for it can still be built.
+ParamValue smallest_allowed(const ParamSpec& spec) {
+  const double low = spec.min ? *spec.min + (spec.min_exclusive ? 1 : 0) : 1;
+  switch (spec.type) {
+    case ParamType::integer: return static_cast<std::int64_t>(std::ceil(low));
+    case ParamType::real: return low;
+    case ParamType::boolean: return false;
+    case ParamType::string: return spec.choices.empty() ? std::string() : spec.choices.front();
+    default:
+      throw UsageError("'" + spec.name + "' is a required list with no sample value: give it in --settings FILE.toml");
+  }
+}
+
+}  // namespace
+
+void configure(const Selection& selection) {
+  auto& s = state();
+  s.selection = selection;
+  s.directories = plugin_search_path(selection.plugin_path);
+  const PluginScan scan = scan_plugins(s.registry, s.directories);
+  for (const auto& refused : scan.refused) s.refused.push_back(refused.message);
+  // Which copy is checked matters when one hides another (a rebuilt plugin
+  // before the installed one): say so, as `orchestrate plugins` does.
+  for (const auto& shadowed : scan.shadowed) std::cerr << "orchestrate: note: " << shadowed.message() << "\n";
+  if (selection.kind) {
+    try {
+      s.registry.component(*selection.kind, selection.name);
+    } catch (const Error& unknown) {  // a name on the command line: a usage error, naming the known ones
+      throw UsageError(std::string(unknown.what()) + "; is its plugin in --plugin-path?");
+    }
+  }
+  std::optional<ComponentId> named;
+  if (selection.kind) named = ComponentId{*selection.kind, selection.name};
+  for (const auto& file : selection.settings_files)
+    for (auto& [component, params] : read_settings_file(file, s.registry, named))
+      for (const auto& [key, value] : params.values()) s.settings[component].set(key, value);
+  s.configured = true;
+}
+
+Registry& registry() { return state().registry; }
+const std::vector<std::string>& searched_directories() { return state().directories; }
+const std::vector<std::string>& refused_plugins() { return state().refused; }
+const Selection& selection() { return state().selection; }
+
+std::vector<std::string> selected_names(ComponentKind kind) {
+  const auto& s = state();
+  std::vector<std::string> names;
+  if (!s.configured || (s.selection.kind && *s.selection.kind != kind)) return names;
+  for (const auto* info : s.registry.components(kind))
+    if (!s.selection.kind || info->name == s.selection.name) names.push_back(info->name);
+  return names;
+}
+
+std::string name_of_param(const testing::TestParamInfo<std::string>& info) { return info.param; }
+
+Params params_for(ComponentKind kind, const std::string& name) {
+  const auto& schema = registry().component(kind, name).schema;
+  Params params;
+  for (const auto& spec : schema.specs()) params.set(spec.name, spec.default_value ? *spec.default_value : smallest_allowed(spec));
+  if (const auto given = state().settings.find({kind, name}); given != state().settings.end())
+    for (const auto& [key, value] : given->second.values()) params.set(key, value);
+  return params;
+}
+
+}  // namespace orchestrate::conformance

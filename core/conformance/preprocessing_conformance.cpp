@@ -1,0 +1,78 @@
+// The preprocessing contract.
+// Part of share/doc/design.md's promise that each kind has a conformance test
+// every plugin of that kind passes; run on the components conformance_plugins.h
+// selected (`orchestrate conformance`).
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#include "orchestrate/preprocessing.h"
+
+#include "conformance_plugins.h"
+
+namespace {
+
+using orchestrate::ComponentKind;
+using namespace orchestrate::conformance;  // registry(), selected_names(), params_for(), ...
+
+class PreprocessingConformance : public testing::TestWithParam<std::string> {};
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PreprocessingConformance);
+
+// preprocessing.h's contract, for both variants, on grey and RGB data: the
+// prepared sample has the declared shape, is uint8 and depends only on the
+// seed (not on the thread); the eval variant ignores the seed; finish_batch
+// makes float32 NCHW; both variants give the model one shape.
+TEST_P(PreprocessingConformance, PreparesDeclaredShapesFromTheSeedAlone) {
+  const auto& entry = registry().preprocessing().get(GetParam());
+  const auto params = params_for(ComponentKind::preprocessing, GetParam());
+  for (const std::int64_t channels : {1, 3}) {
+    SCOPED_TRACE(channels);
+    // A fixed-size split, so a preprocessing that does not resize can serve it too.
+    const orchestrate::DatasetInfo data{channels, 60, 44, 10, {}};
+    const auto image = at::randint(0, 256, {60, 44, channels}, at::kByte);
+    std::vector<orchestrate::ImageShape> shapes;
+    for (const auto variant : {orchestrate::PreprocessingVariant::train, orchestrate::PreprocessingVariant::eval}) {
+      SCOPED_TRACE(orchestrate::to_string(variant));
+      const auto preprocessing = entry.create(params, orchestrate::PreprocessingContext{variant, data});
+      ASSERT_TRUE(preprocessing) << "the factory returned no preprocessing";
+      const auto shape = preprocessing->output_shape();
+      shapes.push_back(shape);
+      ASSERT_EQ(shape.channels, channels);
+      const auto sample = preprocessing->prepare_sample(image, 12345);
+      ASSERT_EQ(sample.scalar_type(), at::kByte);
+      ASSERT_EQ(sample.sizes(), (at::IntArrayRef{shape.height, shape.width, channels}));
+      EXPECT_TRUE(sample.is_contiguous());
+      std::vector<at::Tensor> from_threads(4);
+      std::vector<std::thread> threads;
+      for (auto& result : from_threads)
+        threads.emplace_back([&] { result = preprocessing->prepare_sample(image, 12345); });
+      for (auto& thread : threads) thread.join();
+      for (const auto& result : from_threads) EXPECT_TRUE(result.equal(sample)) << "the same seed, other pixels";
+      if (variant == orchestrate::PreprocessingVariant::eval)
+        EXPECT_TRUE(preprocessing->prepare_sample(image, 999).equal(sample)) << "the eval variant used the seed";
+      const auto batch = preprocessing->finish_batch(at::stack({sample, sample}));
+      ASSERT_EQ(batch.scalar_type(), at::kFloat);
+      ASSERT_EQ(batch.sizes(), (at::IntArrayRef{2, channels, shape.height, shape.width}));
+      // Plain NCHW strides even for one channel, where a permuted view would
+      // look channels-last and send convolutions down another kernel path.
+      EXPECT_EQ(batch.stride(1), shape.height * shape.width);
+      EXPECT_EQ(batch.stride(0), channels * shape.height * shape.width);
+      EXPECT_TRUE(batch.isfinite().all().item<bool>());
+      const auto transform = preprocessing->serving_transform();
+      EXPECT_GT(transform.central_fraction, 0.0);
+      EXPECT_LE(transform.central_fraction, 1.0);
+      EXPECT_TRUE(transform.mean.size() == 1 || static_cast<std::int64_t>(transform.mean.size()) == channels);
+      EXPECT_EQ(transform.mean.size(), transform.std.size());
+    }
+    EXPECT_EQ(shapes[0].height, shapes[1].height);
+    EXPECT_EQ(shapes[0].width, shapes[1].width);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, PreprocessingConformance,
+                         testing::ValuesIn(selected_names(ComponentKind::preprocessing)), name_of_param);
+
+}  // namespace
