@@ -68,7 +68,7 @@ int new_plugin_command(const std::vector<std::string>& arguments) {
   const auto build = shell_word((dir / "build").string());
   // The SDK's package finds the LibTorch it was built with, so the prefix
   // alone is the search path, from any shell.
-  std::cout << "build it against this orchestrate and run its test (smoke.toml, a few training steps):\n"
+  std::cout << "build it against this orchestrate and run its tests (smoke.toml, a few training steps; orchestrate conformance):\n"
             << "  cmake -S " << source << " -B " << build << " -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="
             << shell_word(install_prefix()) << "\n"
             << "  cmake --build " << build << " --parallel && ctest --test-dir " << build << " --output-on-failure\n";

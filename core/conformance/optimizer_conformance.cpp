@@ -42,9 +42,9 @@ class OptimizerConformance : public testing::TestWithParam<std::string> {
 };
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OptimizerConformance);
 
-TEST_P(OptimizerConformance, DeclaresARealLr) {
-  const auto* lr = registry().optimizers().get(GetParam()).info.schema.find("lr");
-  ASSERT_NE(lr, nullptr) << "the host reads [optimizer] lr as the base lr the schedule scales";
+TEST_P(OptimizerConformance, DeclaresARealLearningRate) {
+  const auto* lr = registry().optimizers().get(GetParam()).info.schema.find(orchestrate::ParamRole::learning_rate);
+  ASSERT_NE(lr, nullptr) << "the host reads the key of role learning_rate as the base lr the schedule scales";
   EXPECT_EQ(lr->type, orchestrate::ParamType::real);
 }
 
@@ -52,7 +52,8 @@ TEST_P(OptimizerConformance, MakesOneParamGroupPerContextGroupWithTheScaledLr) {
   const auto optimizer = make();
   ASSERT_NE(optimizer, nullptr);
   ASSERT_EQ(optimizer->param_groups().size(), 2u);
-  const double lr = params_for(ComponentKind::optimizer, GetParam()).real("lr");
+  const auto& schema = registry().optimizers().get(GetParam()).info.schema;
+  const double lr = params_for(ComponentKind::optimizer, GetParam()).real(schema.find(orchestrate::ParamRole::learning_rate)->name);
   EXPECT_DOUBLE_EQ(optimizer->param_groups()[0].options().get_lr(), 2.0 * lr);
   EXPECT_DOUBLE_EQ(optimizer->param_groups()[1].options().get_lr(), lr);
   EXPECT_TRUE(optimizer->param_groups()[0].params()[0].is_same(weights_));

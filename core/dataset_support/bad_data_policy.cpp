@@ -63,7 +63,9 @@ void add_bad_data_params(ParamSchema& schema, const std::string& bad_item, const
 }
 
 void add_decoded_image_params(ParamSchema& schema) {
-  schema.add(int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels").between(1, 3));
+  schema.add(int_param("channels", 3, "images are decoded to 1 (grey) or 3 (RGB) channels")
+                 .between(1, 3)
+                 .with_role(orchestrate::ParamRole::image_channels));
   schema.add(int_param("height", 0,
                        "a fixed decode size: images are resized to this height (antialiased bilinear, uint8) when "
                        "they differ; 0: as stored (resizing is [preprocessing]'s job)")

@@ -192,6 +192,37 @@ std::vector<std::string> ParamSchema::broken_rules(const Params& params) const {
   return out;
 }
 
+const char* to_string(ParamRole role) {
+  switch (role) {
+    case ParamRole::none: return "none";
+    case ParamRole::learning_rate: return "learning_rate";
+    case ParamRole::num_classes: return "num_classes";
+    case ParamRole::class_list: return "class_list";
+    case ParamRole::image_channels: return "image_channels";
+    case ParamRole::image_height: return "image_height";
+    case ParamRole::image_width: return "image_width";
+    case ParamRole::output_side: return "output_side";
+    case ParamRole::resize_side: return "resize_side";
+  }
+  return "?";
+}
+
+bool role_fits(ParamRole role, ParamType type) {
+  switch (role) {
+    case ParamRole::none: return true;
+    case ParamRole::learning_rate: return type == ParamType::real;
+    case ParamRole::class_list:
+      return type == ParamType::integer_list || type == ParamType::real_list || type == ParamType::string_list;
+    default: return type == ParamType::integer;
+  }
+}
+
+const ParamSpec* ParamSchema::find(ParamRole role) const {
+  for (const auto& spec : specs_)
+    if (spec.role == role) return &spec;
+  return nullptr;
+}
+
 const ParamSpec* ParamSchema::find(const std::string& name) const {
   for (const auto& spec : specs_)
     if (spec.name == name) return &spec;

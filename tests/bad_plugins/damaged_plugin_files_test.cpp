@@ -238,6 +238,21 @@ TEST(BadPlugins, ADefaultOutsideItsOwnRangeRefusesThePluginAtLoad) {
   EXPECT_EQ(listing.output.find("hook,tick,"), std::string::npos) << listing.output;
 }
 
+// The host reads an optimizer's base lr from the key with the learning_rate
+// role; an optimizer without one is refused at load, saying what to add.
+TEST(BadPlugins, AnOptimizerWithoutALearningRateRoleIsRefusedAtLoad) {
+  const std::string path =
+      std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/no_learning_rate/liborchestrate_no_learning_rate.so";
+  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+                                 "/no_learning_rate");
+  EXPECT_EQ(listing.exit_code, 3) << listing.output;
+  EXPECT_EQ(lines_naming(listing.output, path),
+            std::vector<std::string>{"orchestrate: error: plugin refused: " + path +
+                                     ": plugin 'no_learning_rate' registers optimizer 'roleless_sgd' with no key of "
+                                     "role learning_rate (the base lr the schedule scales); add "
+                                     ".with_role(ParamRole::learning_rate) to its real lr key"});
+}
+
 // A user's copy of a built-in, earlier in the plugin path, is used and the
 // built-in file it hides is named: `plugins` notes it, a command warns.
 TEST(BadPlugins, ALibraryThatHidesABuiltInIsNamed) {

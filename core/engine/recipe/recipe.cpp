@@ -288,7 +288,7 @@ Recipe load_recipe(const std::string& path, const std::vector<Override>& overrid
   recipe.path = path;
   for (const auto& spec : recipe_tables()) recipe.tables[spec.name] = reader.table(spec);
   reader.throw_if_problems();
-  auto settings = std::make_shared<const Settings>(read_settings(recipe));
+  auto settings = std::make_shared<const Settings>(read_settings(recipe, registry));
   reader.check_across_tables(*settings);
   reader.throw_if_problems();
   recipe.settings = std::move(settings);

@@ -24,7 +24,8 @@ class RecipeTest : public ::testing::Test {
                             nullptr);
     registry.models().add("tiny", "test model", {int_param("width", 8, "units").at_least(1)}, nullptr);
     registry.optimizers().add("adam", "test optimizer",
-                              {real_param("lr", 0.001, "step size").at_least(0), real_param("beta1", 0.9, "b1"),
+                              {real_param("lr", 0.001, "step size").at_least(0).with_role(ParamRole::learning_rate),
+                               real_param("beta1", 0.9, "b1"),
                                real_list_param("betas", std::vector<double>{0.9, 0.99}, "both")},
                               nullptr);
     registry.lr_schedules().add("fixed", "constant", {}, nullptr);

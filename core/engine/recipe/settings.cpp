@@ -2,16 +2,21 @@
 
 #include "core_settings_tables.h"
 #include "orchestrate/error.h"
+#include "orchestrate/registry.h"
 
 namespace orchestrate {
 
 namespace {
 
-OptimizerSettings optimizer_settings(const TableValues& t) {
+OptimizerSettings optimizer_settings(const TableValues& t, const Registry& registry) {
   OptimizerSettings s = optimizer_keys().read(t.core);
   s.plugin = t.plugin;
   s.params = t.component;
-  s.base_lr = t.component.real("lr");
+  // The optimizer's own key for the base lr, whatever its name: the one it
+  // declares with that role (the host refuses an optimizer without one).
+  const ParamSpec* lr = registry.optimizers().get(t.plugin).info.schema.find(ParamRole::learning_rate);
+  if (!lr) throw Error("optimizer '" + t.plugin + "' declares no key of role learning_rate");
+  s.base_lr = t.component.real(lr->name);
   for (const auto& pattern : s.no_decay_patterns) s.no_decay.emplace_back(pattern);
   for (const auto& group : t.list("groups")) {
     ParameterGroupRule rule = group_keys().read(group.core);
@@ -29,7 +34,7 @@ const Settings& settings_of(const Recipe& recipe) {
   return *recipe.settings;
 }
 
-Settings read_settings(const Recipe& recipe) {
+Settings read_settings(const Recipe& recipe, const Registry& registry) {
   Settings s;
   s.run = run_keys().read(recipe.table("run").core);
   if (s.run.name.empty()) s.run.name = recipe.run_name();
@@ -42,7 +47,7 @@ Settings read_settings(const Recipe& recipe) {
   s.model_params = model.component;
   model_keys().read(model.core, s);
   loss_keys().read(recipe.table("loss").core, s);
-  s.optimizer = optimizer_settings(recipe.table("optimizer"));
+  s.optimizer = optimizer_settings(recipe.table("optimizer"), registry);
   const auto& schedule = recipe.table("schedule");
   s.schedule = schedule_keys().read(schedule.core);
   s.schedule.plugin = schedule.plugin;

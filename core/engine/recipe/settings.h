@@ -17,6 +17,8 @@
 
 namespace orchestrate {
 
+class Registry;
+
 enum class NonFinitePolicy { stop, skip };
 enum class MemoryFormat { automatic, channels_last, contiguous };
 enum class WarmupShape { none, linear, exponential };
@@ -162,6 +164,6 @@ struct Settings {
 const Settings& settings_of(const Recipe& recipe);
 
 // Reads them from the recipe's resolved tables (load_recipe does, once).
-Settings read_settings(const Recipe& recipe);
+Settings read_settings(const Recipe& recipe, const Registry& registry);
 
 }  // namespace orchestrate

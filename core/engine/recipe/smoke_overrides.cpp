@@ -103,6 +103,12 @@ std::int64_t integer_param(const Params& params, const std::string& name, std::i
   }
 }
 
+// The name of the key `schema` declares with `role`, or "" (no schema, no such key).
+std::string key_with_role(const ParamSchema* schema, ParamRole role) {
+  const ParamSpec* spec = schema ? schema->find(role) : nullptr;
+  return spec ? spec->name : std::string();
+}
+
 std::int64_t array_size(const toml::table* table, const std::string& key) {
   const toml::node* node = table ? table->get(key) : nullptr;
   return node && node->is_array() ? static_cast<std::int64_t>(node->as_array()->size()) : 0;
@@ -156,17 +162,20 @@ DeclaredData declared_data(toml::table& root, const Registry& registry, std::vec
   DeclaredData declared;
   declared.plugin = string_of(data, "plugin");
   Params params;
-  if (registry.datasets().contains(declared.plugin))
-    params = unvalidated_params(registry.datasets().get(declared.plugin).info.schema, data);
-  std::int64_t classes = integer_param(params, "num_classes", 0);
-  for (const char* list : {"class_names", "classes"})
-    if (classes < 2) classes = array_size(data, list);
+  const ParamSchema* schema = nullptr;
+  if (registry.datasets().contains(declared.plugin)) {
+    schema = &registry.datasets().get(declared.plugin).info.schema;
+    params = unvalidated_params(*schema, data);
+  }
+  // The dataset's own keys for these, found by their roles (params.h).
+  std::int64_t classes = integer_param(params, key_with_role(schema, ParamRole::num_classes), 0);
+  if (classes < 2) classes = array_size(data, key_with_role(schema, ParamRole::class_list));
   if (classes >= 2)
     declared.classes = classes;
   else
     notes.push_back("[data] declares no class count (num_classes, class_names or classes): " +
                     std::to_string(declared.classes) + " classes");
-  declared.channels = integer_param(params, "channels", 3);
+  declared.channels = integer_param(params, key_with_role(schema, ParamRole::image_channels), 3);
   return declared;
 }
 
@@ -220,23 +229,33 @@ void shrink_run_and_data(toml::table& root, const Registry& registry, const Decl
     set_core(*run, "run", "max_steps", kUpdates);
     set_core(*run, "run", "log_every", 1);
   }
+  // The stand-in's keys: its sizes by name (mock is the smoke run's own
+  // choice), what it shares with the data it stands in for by role.
   toml::table mock{{"plugin", "mock"},
-                   {"num_classes", data.classes},
-                   {"channels", data.channels},
-                   {"height", side},
-                   {"width", side},
                    {"train_size", kBatch * micro_batches * kUpdates},
                    {"test_size", kBatch * kEvalBatches}};
-  if (registry.datasets().contains("mock"))  // else validation says the dataset is unknown
-    require_declared(registry.datasets().get("mock").info.schema, "[data] mock", mock);
+  if (registry.datasets().contains("mock")) {  // else validation says the dataset is unknown
+    const ParamSchema& schema = registry.datasets().get("mock").info.schema;
+    const std::pair<ParamRole, std::int64_t> shared[] = {{ParamRole::num_classes, data.classes},
+                                                         {ParamRole::image_channels, data.channels},
+                                                         {ParamRole::image_height, side},
+                                                         {ParamRole::image_width, side}};
+    for (const auto& [role, value] : shared) {
+      const std::string key = key_with_role(&schema, role);
+      if (key.empty()) throw Error(std::string("smoke: the mock dataset declares no key of role ") + to_string(role));
+      mock.insert_or_assign(key, value);
+    }
+    require_declared(schema, "[data] mock", mock);
+  }
   root.insert_or_assign("data", std::move(mock));
   if (toml::table* eval = ensure_table(root, "eval")) set_core(*eval, "eval", "batch_size", kBatch);
   if (toml::table* preprocessing = table_of(root, "preprocessing")) {
     const std::string plugin = string_of(preprocessing, "plugin");
     if (registry.preprocessing().contains(plugin)) {
       const auto& schema = registry.preprocessing().get(plugin).info.schema;
-      if (schema.find("size")) preprocessing->insert_or_assign("size", side);
-      if (schema.find("resize_size")) preprocessing->insert_or_assign("resize_size", 0);  // straight to `size`
+      if (const auto* output = schema.find(ParamRole::output_side)) preprocessing->insert_or_assign(output->name, side);
+      if (const auto* resize = schema.find(ParamRole::resize_side))
+        preprocessing->insert_or_assign(resize->name, 0);  // straight to the output side
     }
   }
   const std::string model = string_of(table_of(root, "model"), "plugin");

@@ -104,9 +104,18 @@ std::string registration_problem(const Registry& registered) {
     const std::string component = std::string(to_string(info->kind)) + " '" + info->name + "'";
     if (!snake_case(info->name))
       return "registers " + component + ", a name that is not snake_case (a-z, 0-9, _; a letter first); rename it";
+    if (info->kind == ComponentKind::optimizer && !info->schema.find(ParamRole::learning_rate))
+      return "registers " + component + " with no key of role learning_rate (the base lr the schedule scales); "
+             "add .with_role(ParamRole::learning_rate) to its real lr key";
     for (const auto& spec : info->schema.specs()) {
       const std::string key = component + " key '" + spec.name + "'";
       if (!snake_case(spec.name)) return "registers " + key + ", a key that is not snake_case; rename it";
+      if (!role_fits(spec.role, spec.type))
+        return "registers " + key + " of type " + to_string(spec.type) + " with the role " + to_string(spec.role) +
+               ", which needs another type; fix the type or the role";
+      if (spec.role != ParamRole::none && info->schema.find(spec.role) != &spec)
+        return "registers " + key + " with the role " + to_string(spec.role) + ", which '" +
+               info->schema.find(spec.role)->name + "' already has; one key per role";
       if (!spec.default_value) continue;
       if (type_of(*spec.default_value) != spec.type)
         return "registers " + key + " of type " + to_string(spec.type) + " with a default of type " +

@@ -21,6 +21,29 @@ enum class ParamType { boolean, integer, real, string, integer_list, real_list, 
 
 ORCHESTRATE_API const char* to_string(ParamType type);
 
+// What a key means to the host, for the few component keys the host itself
+// reads: the base learning rate it schedules, and what a smoke run needs to
+// stand mock data in for a dataset (its classes and channels) and to shrink
+// a preprocessing's output. The host finds such a key by its role, never by
+// its name, so a plugin names its keys as it likes. At most one key of a
+// schema has each role, of the type the role needs (checked at load).
+enum class ParamRole {
+  none,
+  learning_rate,   // optimizer: real, the base lr the schedule scales
+  num_classes,     // dataset: integer, the class count (0 or less: not declared)
+  class_list,      // dataset: a list with one entry per class (names, kept labels)
+  image_channels,  // dataset: integer, 1 or 3
+  image_height,    // dataset: integer, a fixed size of every example
+  image_width,
+  output_side,     // preprocessing: integer, the side of its square output
+  resize_side,     // preprocessing: integer, an eval resize before the crop (0: none)
+};
+
+ORCHESTRATE_API const char* to_string(ParamRole role);
+// Whether a key of `type` can have `role` (learning_rate: real; class_list:
+// any list; the others: integer).
+ORCHESTRATE_API bool role_fits(ParamRole role, ParamType type);
+
 using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::vector<std::int64_t>,
                                 std::vector<double>, std::vector<std::string>>;
 
@@ -37,6 +60,7 @@ struct ORCHESTRATE_API ParamSpec {
   bool min_exclusive = false;  // min itself is not allowed ("> min")
   bool max_exclusive = false;  // max itself is not allowed ("< max")
   std::vector<std::string> choices;  // allowed values of a string
+  ParamRole role = ParamRole::none;  // what the host reads it as (see ParamRole)
 
   bool required() const { return !default_value.has_value(); }
   ParamSpec& at_least(double lower) { min = lower; min_exclusive = false; return *this; }
@@ -45,6 +69,7 @@ struct ORCHESTRATE_API ParamSpec {
   ParamSpec& less_than(double upper) { max = upper; max_exclusive = true; return *this; }
   ParamSpec& between(double lower, double upper) { return at_least(lower).at_most(upper); }
   ParamSpec& one_of(std::vector<std::string> allowed) { choices = std::move(allowed); return *this; }
+  ParamSpec& with_role(ParamRole meaning) { role = meaning; return *this; }
   // The reason `value` is outside this spec's bounds or choices, or "" when it is fine.
   std::string check(const ParamValue& value) const;
   // The bounds as a person reads them: ">= 1", "> 0", "[0, 1)", or "" when unbounded.
@@ -78,6 +103,8 @@ class ORCHESTRATE_API ParamSchema {
   const std::vector<ParamSpec>& specs() const { return specs_; }
   const std::vector<ParamRule>& rules() const { return rules_; }
   const ParamSpec* find(const std::string& name) const;
+  // The key with `role`, or nullptr when the schema has none.
+  const ParamSpec* find(ParamRole role) const;
   std::vector<std::string> names() const;
   // Every rule's problem, in declaration order.
   std::vector<std::string> broken_rules(const Params& params) const;

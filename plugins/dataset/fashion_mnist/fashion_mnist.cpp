@@ -67,7 +67,8 @@ void register_components(orchestrate::Registry& registry) {
       int_param("limit", 0, "keep only the first N examples of each split (0: all), for quick runs").at_least(0),
       int_list_param("classes", std::vector<std::int64_t>{},
                      "keep only these classes (0-9), relabelled 0, 1, ... in this order; empty: all ten")
-          .between(0, kNumClasses - 1),
+          .between(0, kNumClasses - 1)
+          .with_role(orchestrate::ParamRole::class_list),
   };
   schema.rule([](const Params& p) -> std::string {
     auto classes = p.integer_list("classes");

@@ -51,7 +51,8 @@ void register_components(orchestrate::Registry& registry) {
       string_param("test_labels", "", "the test split's IDX label file"),
       string_list_param("class_names", std::vector<std::string>{},
                         "names of classes 0, 1, ...; empty: as many classes as the train split's largest label "
-                        "plus one, unnamed"),
+                        "plus one, unnamed")
+          .with_role(orchestrate::ParamRole::class_list),
       int_param("limit", 0, "keep only the first N examples of each split (0: all), for quick runs").at_least(0),
   };
   schema.rule([](const Params& p) -> std::string {

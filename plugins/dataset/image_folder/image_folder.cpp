@@ -139,7 +139,8 @@ void register_components(orchestrate::Registry& registry) {
       int_param("num_classes", 0,
                 "the number of class folders the data must have (a different count is an error); 0: as many as "
                 "there are")
-          .at_least(0),
+          .at_least(0)
+          .with_role(orchestrate::ParamRole::num_classes),
       real_param("val_fraction", 0.1,
                  "without a val folder: this fraction of each class's files (rounded, at least one, never all) is "
                  "the test split, chosen by a hash of split_seed and the file name")

@@ -96,10 +96,12 @@ class MockDataset final : public orchestrate::Dataset {
 void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
-      int_param("channels", 3, "image channels").at_least(1),
-      int_param("height", 32, "image height in pixels").at_least(1),
-      int_param("width", 32, "image width in pixels").at_least(1),
-      int_param("num_classes", 10, "number of classes; the label of example i is i % num_classes").at_least(2),
+      int_param("channels", 3, "image channels").at_least(1).with_role(orchestrate::ParamRole::image_channels),
+      int_param("height", 32, "image height in pixels").at_least(1).with_role(orchestrate::ParamRole::image_height),
+      int_param("width", 32, "image width in pixels").at_least(1).with_role(orchestrate::ParamRole::image_width),
+      int_param("num_classes", 10, "number of classes; the label of example i is i % num_classes")
+          .at_least(2)
+          .with_role(orchestrate::ParamRole::num_classes),
       int_param("train_size", 1024, "examples in the train split").at_least(1),
       int_param("test_size", 256, "examples in the test split").at_least(1),
       int_param("seed", 0, "fixes the class prototypes and every example's noise").at_least(0),

@@ -277,8 +277,10 @@ void register_components(orchestrate::Registry& registry) {
                 "number of classes; a label outside [0, num_classes) is a bad record. 0: as many as class_names, "
                 "else the train split's largest label plus one (a label of " +
                     std::to_string(kMaxClasses) + " or more is then a bad record)")
-          .between(0, static_cast<double>(kMaxClasses)),
-      string_list_param("class_names", std::vector<std::string>{}, "names of classes 0, 1, ... (optional)"),
+          .between(0, static_cast<double>(kMaxClasses))
+          .with_role(orchestrate::ParamRole::num_classes),
+      string_list_param("class_names", std::vector<std::string>{}, "names of classes 0, 1, ... (optional)")
+          .with_role(orchestrate::ParamRole::class_list),
       bool_param("verify_images", true,
                  "decode every image when a file is first indexed, so an undecodable image is a bad record then; "
                  "false: only CRCs, features and labels are checked, and a bad image fails the run when read"),

@@ -40,7 +40,8 @@ void register_components(orchestrate::Registry& registry) {
                  "scales the Adadelta step; the schedule scales from it. FastNN's learning_rate default, which suits "
                  "eps = 1.0 (early steps are about lr * g); Zeiler's rule and PyTorch's default are lr 1.0 with "
                  "eps 1e-6")
-          .greater_than(0),
+          .greater_than(0)
+          .with_role(orchestrate::ParamRole::learning_rate),
       real_param("rho", 0.95, "decay rate of the running means: FastNN's adadelta_rho (PyTorch's default is 0.9)")
           .between(0, 1),
       real_param("eps", 1.0,

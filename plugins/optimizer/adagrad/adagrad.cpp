@@ -30,7 +30,8 @@ void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
       real_param("lr", 0.01, "base learning rate (FastNN's learning_rate default); the schedule scales from it")
-          .greater_than(0),
+          .greater_than(0)
+          .with_role(orchestrate::ParamRole::learning_rate),
       real_param("initial_accumulator_value", 0.1,
                  "starting value of the sum of squared gradients (FastNN's and TensorFlow's default; PyTorch's is 0)")
           .at_least(0),

@@ -33,7 +33,8 @@ void register_components(orchestrate::Registry& registry) {
   ParamSchema schema{
       real_param("lr", 0.01,
                  "base learning rate; the schedule scales from it. FastNN's learning_rate default (PyTorch's is 0.001)")
-          .greater_than(0),
+          .greater_than(0)
+          .with_role(orchestrate::ParamRole::learning_rate),
       real_param("beta1", 0.9, "decay rate of the running mean of gradients").at_least(0).less_than(1),
       real_param("beta2", 0.999, "decay rate of the running mean of squared gradients").at_least(0).less_than(1),
       real_param("eps", 1.0,

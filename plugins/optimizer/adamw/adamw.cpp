@@ -46,7 +46,7 @@ std::unique_ptr<torch::optim::Optimizer> make_adam_weight_decay(const Params& pa
 orchestrate::ParamSchema adam_betas_and_eps(double lr, const char* lr_doc, double eps, const char* eps_doc) {
   using namespace orchestrate;
   return ParamSchema{
-      real_param("lr", lr, lr_doc).greater_than(0),
+      real_param("lr", lr, lr_doc).greater_than(0).with_role(orchestrate::ParamRole::learning_rate),
       real_param("beta1", 0.9, "decay rate of the running mean of gradients").at_least(0).less_than(1),
       real_param("beta2", 0.999, "decay rate of the running mean of squared gradients").at_least(0).less_than(1),
       real_param("eps", eps, eps_doc).at_least(0),

@@ -29,7 +29,8 @@ void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
       real_param("lr", 0.01, "base learning rate (FastNN's learning_rate default); the schedule scales from it")
-          .greater_than(0),
+          .greater_than(0)
+          .with_role(orchestrate::ParamRole::learning_rate),
       real_param("learning_rate_power", -0.5,
                  "how the per-coordinate rate falls with the accumulated squared gradients: lr / accum^(-power) "
                  "(FastNN's ftrl_learning_rate_power; -0.5 is the paper's)")

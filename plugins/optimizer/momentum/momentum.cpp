@@ -42,7 +42,8 @@ void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
       real_param("lr", 0.01, "base learning rate (FastNN's learning_rate default); the schedule scales from it")
-          .greater_than(0),
+          .greater_than(0)
+          .with_role(orchestrate::ParamRole::learning_rate),
       real_param("momentum", 0.9, "momentum factor (FastNN's default)").between(0, 1),
       bool_param("nesterov", false, "use Nesterov momentum (needs momentum > 0)"),
   };

@@ -26,7 +26,8 @@ void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
       real_param("lr", 0.01, "base learning rate (FastNN's learning_rate default); the schedule scales from it")
-          .greater_than(0),
+          .greater_than(0)
+          .with_role(orchestrate::ParamRole::learning_rate),
   };
   registry.optimizers().add("sgd", "stochastic gradient descent without momentum", std::move(schema), make_sgd);
 }

@@ -29,11 +29,14 @@ at::Tensor channel_tensor(const std::vector<double>& values) {
 
 ParamSchema preset_schema(const PresetDefaults& d) {
   ParamSchema schema{
-      int_param("size", d.size, "output side: the model's input is size x size").at_least(1),
+      int_param("size", d.size, "output side: the model's input is size x size")
+          .at_least(1)
+          .with_role(orchestrate::ParamRole::output_side),
       int_param("resize_size", d.resize_size,
                 "eval: the shorter side is resized to this, then the center size x size is cut (ResNet: 256); "
                 "0: resized straight to size x size")
-          .at_least(0),
+          .at_least(0)
+          .with_role(orchestrate::ParamRole::resize_side),
       real_param("central_fraction", d.central_fraction,
                  "eval: first keep this central fraction of each side (Inception: 0.875; 1: all)")
           .greater_than(0)

@@ -64,7 +64,9 @@ void register_components(orchestrate::Registry& registry) {
   // Every key a recipe may set, with its default, documentation and range;
   // the host validates the [data] table against it before anything runs.
   orchestrate::ParamSchema schema{
-      orchestrate::int_param("num_classes", 4, "classes; the label of example i is i % num_classes").between(2, kSide),
+      orchestrate::int_param("num_classes", 4, "classes; the label of example i is i % num_classes")
+          .between(2, kSide)
+          .with_role(orchestrate::ParamRole::num_classes),
       orchestrate::int_param("train_size", 512, "examples in the train split").at_least(1),
       orchestrate::int_param("test_size", 128, "examples in the test split").at_least(1),
       orchestrate::int_param("seed", 0, "fixes every example's noise").at_least(0),

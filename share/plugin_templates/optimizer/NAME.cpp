@@ -62,7 +62,9 @@ void register_components(orchestrate::Registry& registry) {
   // Every key a recipe may set, with its default, documentation and range;
   // the host validates the [optimizer] table against it before anything runs.
   orchestrate::ParamSchema schema{
-      orchestrate::real_param("lr", 0.01, "base learning rate; the schedule scales it at every step").greater_than(0),
+      orchestrate::real_param("lr", 0.01, "base learning rate; the schedule scales it at every step")
+          .greater_than(0)
+          .with_role(orchestrate::ParamRole::learning_rate),
   };
   registry.optimizers().add("{{name}}", "stochastic gradient descent: w -= lr * (g + weight_decay * w)",
                             std::move(schema), make_optimizer);
