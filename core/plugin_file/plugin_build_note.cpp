@@ -7,8 +7,12 @@
 #include <cstring>
 #include <vector>
 
+#include "open_elf.h"
+
 namespace orchestrate {
 namespace {
+
+using plugin_file::OpenElf;
 
 // The layout ORCHESTRATE_PLUGIN writes (plugin.h): owner "orchestrate",
 // type 1, then two 32-bit numbers and two NUL-terminated strings.
@@ -56,15 +60,6 @@ std::optional<PluginBuild> find_note(Elf* elf) {
   }
   return std::nullopt;
 }
-
-struct OpenElf {
-  int fd = -1;
-  Elf* elf = nullptr;
-  ~OpenElf() {
-    if (elf) elf_end(elf);
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 }  // namespace
 

@@ -12,11 +12,13 @@
 #include "elf_extent_check.h"
 #include "elf_identity_check.h"
 #include "load_segment_check.h"
+#include "open_elf.h"
 
 namespace orchestrate {
 namespace {
 
 using plugin_file::ElfImage;
+using plugin_file::OpenElf;
 
 void start_libelf() {
   // libelf refuses every call until told which ELF version its caller speaks.
@@ -37,16 +39,6 @@ std::string check_image(Elf* elf, std::uint64_t file_size) {
     if (auto problem = check(image); !problem.empty()) return problem;
   return "";
 }
-
-// Closes what it holds, whichever check returns first.
-struct OpenElf {
-  int fd = -1;
-  Elf* elf = nullptr;
-  ~OpenElf() {
-    if (elf) elf_end(elf);
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 }  // namespace
 
