@@ -11,11 +11,8 @@ build=$1
 scratch=$2
 data=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$scratch" && mkdir -p "$scratch"
 source "$here/../support/sdk_project.sh"
-install_sdk "$build" "$scratch/prefix"
-configure_against_sdk "$build" "$scratch/prefix" "$here" "$scratch/plugin"
-cmake --build "$scratch/plugin" >/dev/null
+out_of_tree_project "$build" "$scratch" "$here"
 # Its own unit tests, on the installed test helpers.
 ctest --test-dir "$scratch/plugin" 2>&1 | grep "tests passed"
 orchestrate=$scratch/prefix/bin/orchestrate

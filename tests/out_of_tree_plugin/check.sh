@@ -6,11 +6,8 @@ set -euo pipefail
 build=$1
 scratch=$2
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-rm -rf "$scratch" && mkdir -p "$scratch"
 source "$here/../support/sdk_project.sh"
-install_sdk "$build" "$scratch/prefix"
-configure_against_sdk "$build" "$scratch/prefix" "$here" "$scratch/plugin"
-cmake --build "$scratch/plugin" >/dev/null
+out_of_tree_project "$build" "$scratch" "$here"
 orchestrate=$scratch/prefix/bin/orchestrate
 "$orchestrate" describe lr_schedule linear_warmup --plugin-path "$scratch/plugin"
 cat > "$scratch/recipe.toml" <<'TOML'

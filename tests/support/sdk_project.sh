@@ -17,3 +17,13 @@ configure_against_sdk() {
   cmake -S "$3" -B "$4" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$2;$prefix_path" -DCMAKE_CXX_COMPILER_LAUNCHER="$launcher" >/dev/null
 }
+
+# out_of_tree_project <main build dir> <scratch dir> <project source dir>:
+# a fresh scratch directory holding the installed SDK (prefix/) and the
+# project built against it (plugin/).
+out_of_tree_project() {
+  rm -rf "$2" && mkdir -p "$2"
+  install_sdk "$1" "$2/prefix"
+  configure_against_sdk "$1" "$2/prefix" "$3" "$2/plugin"
+  cmake --build "$2/plugin" >/dev/null
+}
