@@ -20,19 +20,6 @@ namespace po = boost::program_options;
 
 namespace {
 
-std::optional<orchestrate::ComponentKind> kind_named(const std::string& name) {
-  for (const auto kind : orchestrate::all_component_kinds())
-    if (name == orchestrate::to_string(kind)) return kind;
-  return std::nullopt;
-}
-
-std::string kind_names() {
-  std::string out;
-  for (const auto kind : orchestrate::all_component_kinds())
-    out += std::string(out.empty() ? "" : ", ") + orchestrate::to_string(kind);
-  return out;
-}
-
 constexpr const char* kUsage =
     "usage: orchestrate conformance [KIND NAME] [--settings FILE.toml]... [--plugin-path DIRS] [--gtest_filter=...]\n"
     "Checks components against their kind's contract: every component on the plugin path, or the one named.\n";
@@ -69,8 +56,9 @@ orchestrate::conformance::Selection parse(int argc, char** argv, std::vector<std
   if (values.count("settings")) selection.settings_files = values["settings"].as<std::vector<std::string>>();
   if (values.count("kind")) {
     const std::string kind = values["kind"].as<std::string>();
-    selection.kind = kind_named(kind);
-    if (!selection.kind) throw orchestrate::UsageError("conformance: unknown kind '" + kind + "' (known: " + kind_names() + ")");
+    selection.kind = orchestrate::conformance::kind_named(kind);
+    if (!selection.kind) throw orchestrate::UsageError("conformance: unknown kind '" + kind + "' (known: " +
+                                                           orchestrate::conformance::kind_names() + ")");
     if (!values.count("name")) throw orchestrate::UsageError("conformance: KIND needs a NAME (orchestrate plugins lists them)");
     selection.name = values["name"].as<std::string>();
   }

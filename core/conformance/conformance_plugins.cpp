@@ -81,6 +81,18 @@ std::vector<std::string> selected_names(ComponentKind kind) {
 
 std::string name_of_param(const testing::TestParamInfo<std::string>& info) { return info.param; }
 
+std::optional<ComponentKind> kind_named(std::string_view name) {
+  for (const auto kind : all_component_kinds())
+    if (name == to_string(kind)) return kind;
+  return std::nullopt;
+}
+
+std::string kind_names() {
+  std::string out;
+  for (const auto kind : all_component_kinds()) out += std::string(out.empty() ? "" : ", ") + to_string(kind);
+  return out;
+}
+
 Params params_for(ComponentKind kind, const std::string& name) {
   const auto& schema = registry().component(kind, name).schema;
   Params params;

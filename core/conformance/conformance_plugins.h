@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "orchestrate/params.h"
@@ -38,6 +39,11 @@ const Selection& selection();
 // The selected components of `kind`, by name: GoogleTest's parameter list.
 std::vector<std::string> selected_names(ComponentKind kind);
 std::string name_of_param(const testing::TestParamInfo<std::string>& info);
+
+// A kind as the command line and settings files spell it ("lr_schedule"),
+// and the list of them for messages.
+std::optional<ComponentKind> kind_named(std::string_view name);
+std::string kind_names();
 
 // What a component is built with: its defaults; for a required key the
 // smallest value its bounds allow; then the settings files' keys for it.

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "checked_toml.h"
+#include "conformance_plugins.h"
 #include "nesting_check.h"
 #include "orchestrate/error.h"
 #include "param_conversion.h"
@@ -16,12 +17,6 @@ namespace {
 
 std::string at(const std::string& path, const toml::source_region& where) {
   return path + ":" + std::to_string(where.begin.line) + ":" + std::to_string(where.begin.column) + ": ";
-}
-
-std::optional<ComponentKind> kind_named(std::string_view name) {
-  for (const auto kind : all_component_kinds())
-    if (name == to_string(kind)) return kind;
-  return std::nullopt;
 }
 
 toml::table parse_settings_file(const std::string& path) {
