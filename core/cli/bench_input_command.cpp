@@ -4,6 +4,7 @@
 // model), with its [run] num_workers threads: the first batch's latency
 // (what a run or a resumed run waits before its first step) and images/s
 // over the N batches after it (core/engine/input_benchmark.h).
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 
@@ -41,7 +42,7 @@ int bench_input_command(const std::vector<std::string>& arguments) {
             << " images_per_s=" << m.images_per_s << " batches=" << m.batches - 1
             << " batch_size=" << (m.batches > 1 ? m.images / (m.batches - 1) : 0) << " workers=" << m.workers
             << " prefetch=" << m.prefetch << " device=" << m.device << std::setprecision(2) << " setup_s=" << m.setup_s
-            << "\n";
+            << std::setprecision(1) << " images_per_s_per_thread=" << m.images_per_s / std::max(m.workers, 1) << "\n";
   return 0;
 }
 

@@ -5,6 +5,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -19,12 +21,36 @@ using orchestrate::ComponentKind;
 using namespace orchestrate::conformance;  // registry(), selected_names(), params_for(), ...
 
 class PreprocessingConformance : public testing::TestWithParam<std::string> {};
+
+// decode_window's contract, as a decoder uses it: for any seed the window
+// lies inside the image, and its pixels at the smallest scale its min_side
+// allows (a JPEG decoder may give no more) still make a sample of the
+// declared shape.
+void expect_windows_serve(const orchestrate::Preprocessing& preprocessing, const at::Tensor& image,
+                          const orchestrate::ImageShape& shape) {
+  for (std::uint64_t seed = 0; seed < 16; ++seed) {
+    const auto window = preprocessing.decode_window(image.size(0), image.size(1), seed);
+    ASSERT_NO_THROW(orchestrate::check_window(window, image.size(0), image.size(1))) << "seed " << seed;
+    auto pixels = image.narrow(0, window.top, window.height).narrow(1, window.left, window.width);
+    if (window.min_side > 0) {
+      const double scale = std::min(1.0, static_cast<double>(window.min_side) /
+                                             static_cast<double>(std::min(window.height, window.width)));
+      const auto height = static_cast<std::int64_t>(std::ceil(static_cast<double>(window.height) * scale));
+      const auto width = static_cast<std::int64_t>(std::ceil(static_cast<double>(window.width) * scale));
+      pixels = at::upsample_nearest2d(pixels.permute({2, 0, 1}).unsqueeze(0), {height, width})[0].permute({1, 2, 0});
+    }
+    const auto sample = preprocessing.prepare_sample(pixels.contiguous(), seed);
+    ASSERT_EQ(sample.sizes(), (at::IntArrayRef{shape.height, shape.width, shape.channels})) << "seed " << seed;
+  }
+}
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PreprocessingConformance);
 
 // preprocessing.h's contract, for both variants, on grey and RGB data: the
 // prepared sample has the declared shape, is uint8 and depends only on the
 // seed (not on the thread); the eval variant ignores the seed; finish_batch
-// makes float32 NCHW; both variants give the model one shape.
+// makes float32 NCHW; both variants give the model one shape; every decode
+// window lies inside the image and its pixels, at any scale it allows, make
+// a sample of that shape.
 TEST_P(PreprocessingConformance, PreparesDeclaredShapesFromTheSeedAlone) {
   const auto& entry = registry().preprocessing().get(GetParam());
   const auto params = params_for(ComponentKind::preprocessing, GetParam());
@@ -41,18 +67,21 @@ TEST_P(PreprocessingConformance, PreparesDeclaredShapesFromTheSeedAlone) {
       const auto shape = preprocessing->output_shape();
       shapes.push_back(shape);
       ASSERT_EQ(shape.channels, channels);
-      const auto sample = preprocessing->prepare_sample(image, 12345);
+      // As the host does for a dataset that decodes whole images.
+      const auto sample = orchestrate::prepare_whole_image(*preprocessing, image, 12345);
       ASSERT_EQ(sample.scalar_type(), at::kByte);
       ASSERT_EQ(sample.sizes(), (at::IntArrayRef{shape.height, shape.width, channels}));
       EXPECT_TRUE(sample.is_contiguous());
       std::vector<at::Tensor> from_threads(4);
       std::vector<std::thread> threads;
       for (auto& result : from_threads)
-        threads.emplace_back([&] { result = preprocessing->prepare_sample(image, 12345); });
+        threads.emplace_back([&] { result = orchestrate::prepare_whole_image(*preprocessing, image, 12345); });
       for (auto& thread : threads) thread.join();
       for (const auto& result : from_threads) EXPECT_TRUE(result.equal(sample)) << "the same seed, other pixels";
       if (variant == orchestrate::PreprocessingVariant::eval)
-        EXPECT_TRUE(preprocessing->prepare_sample(image, 999).equal(sample)) << "the eval variant used the seed";
+        EXPECT_TRUE(orchestrate::prepare_whole_image(*preprocessing, image, 999).equal(sample))
+            << "the eval variant used the seed";
+      expect_windows_serve(*preprocessing, image, shape);
       const auto batch = preprocessing->finish_batch(at::stack({sample, sample}));
       ASSERT_EQ(batch.scalar_type(), at::kFloat);
       ASSERT_EQ(batch.sizes(), (at::IntArrayRef{2, channels, shape.height, shape.width}));

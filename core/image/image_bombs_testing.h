@@ -5,13 +5,17 @@
 #pragma once
 
 #include <png.h>
-#include <turbojpeg.h>
 #include <zlib.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <jpeglib.h>  // after <cstdio>: it needs FILE
 
 namespace orchestrate::testing {
 
@@ -53,15 +57,29 @@ inline std::string png_declaring(std::uint32_t width, std::uint32_t height) {
 // A JPEG of 8 x 8 pixels whose frame header (SOF) declares width x height
 // (JPEG's sides are 16-bit, so at most 65535 each).
 inline std::string jpeg_declaring(std::uint16_t width, std::uint16_t height) {
-  tjhandle handle = tjInitCompress();
+  jpeg_compress_struct info{};
+  jpeg_error_mgr errors{};
+  info.err = jpeg_std_error(&errors);  // a failure here exits: a broken libjpeg, not a test result
+  jpeg_create_compress(&info);
   unsigned char* encoded = nullptr;
   unsigned long size = 0;
-  const auto pixels = small_rgb();
-  const int failed = tjCompress2(handle, pixels.data(), 8, 0, 8, TJPF_RGB, &encoded, &size, TJSAMP_444, 90, 0);
-  tjDestroy(handle);
-  if (failed) throw std::runtime_error("libjpeg-turbo cannot write the test JPEG");
+  jpeg_mem_dest(&info, &encoded, &size);
+  info.image_width = 8;
+  info.image_height = 8;
+  info.input_components = 3;
+  info.in_color_space = JCS_RGB;
+  jpeg_set_defaults(&info);
+  jpeg_set_quality(&info, 90, TRUE);
+  auto pixels = small_rgb();
+  jpeg_start_compress(&info, TRUE);
+  for (JDIMENSION row = 0; row < 8; ++row) {
+    JSAMPROW line = pixels.data() + row * 8 * 3;
+    jpeg_write_scanlines(&info, &line, 1);
+  }
+  jpeg_finish_compress(&info);
+  jpeg_destroy_compress(&info);
   std::string bytes(reinterpret_cast<const char*>(encoded), size);
-  tjFree(encoded);
+  std::free(encoded);
   // SOF0: FF C0, length (2), precision (1), height (2), width (2).
   const auto sof = bytes.find("\xFF\xC0");
   if (sof == std::string::npos) throw std::runtime_error("the test JPEG has no SOF0 marker");

@@ -27,16 +27,21 @@ at::Tensor convert_channels(const at::Tensor& pixels, std::int64_t channels) {
 }  // namespace
 
 at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
-                        std::int64_t min_side, std::int64_t max_pixels) {
+                        const ChooseWindow& choose, std::int64_t max_pixels) {
   if (channels != 1 && channels != 3)
     throw Error(source + ": cannot decode to " + std::to_string(channels) + " channels (1 or 3)");
   at::Tensor pixels;
-  const PixelLayout layout = decode_pixels(bytes, source, {min_side, max_pixels}, [&](const PixelLayout& l) {
+  const PixelLayout layout = decode_pixels(bytes, source, max_pixels, choose, [&](const PixelLayout& l) {
     pixels = at::empty({l.height, l.width, l.channels}, at::kByte);
     return pixels.data_ptr<std::uint8_t>();
   });
   if (layout.alpha) pixels = pixels.narrow(2, 0, layout.channels - 1).contiguous();
   return convert_channels(pixels, channels);
+}
+
+at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
+                        std::int64_t min_side, std::int64_t max_pixels) {
+  return decode_image(bytes, channels, source, whole_image_chooser(min_side), max_pixels);
 }
 
 at::Tensor read_image(const std::string& path, std::int64_t channels, std::int64_t max_pixels) {

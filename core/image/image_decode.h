@@ -9,6 +9,7 @@
 
 #include "image_header.h"
 #include "image_limits.h"
+#include "orchestrate/decode_window.h"
 
 namespace orchestrate {
 
@@ -16,14 +17,21 @@ namespace orchestrate {
 // to `channels` (1: grey, 3: RGB); alpha is dropped, 16-bit PNG is reduced to
 // 8 bits. A corrupt or unsupported file is an Error naming `source` and why.
 //
-// min_side > 0 allows a JPEG to be decoded at a reduced scale: libjpeg-turbo's
-// DCT-domain scaling (1/2, 1/4, 1/8 ... of each side, inside the inverse DCT,
-// so much less work than a full decode) with the smallest factor that keeps
-// both sides at least min_side. For images much larger than they will be
-// resized to anyway. PNG is always decoded at full size.
+// `choose` (may be empty: the whole image, full scale) picks, from the
+// stored sides, the window of the image to return (decode_window.h): a
+// JPEG then decodes only the window's rows and columns, at the smallest of
+// libjpeg-turbo's DCT scales (1/8 ... 8/8 of each side, inside the inverse
+// DCT, so far less work than a full decode) that keeps both of its sides at
+// least the window's min_side. A PNG is decoded whole and the window cut out.
 //
 // An image whose header declares more than max_pixels pixels (width x
 // height) is refused as corrupt before anything is allocated.
+at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
+                        const ChooseWindow& choose, std::int64_t max_pixels = kDefaultMaxImagePixels);
+
+// The whole image, at a reduced JPEG scale where both sides stay at least
+// min_side (0: full scale). For images much larger than they will be
+// resized to anyway.
 at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
                         std::int64_t min_side = 0, std::int64_t max_pixels = kDefaultMaxImagePixels);
 

@@ -1,10 +1,9 @@
 #include "image_header.h"
 
 #include <png.h>
-#include <turbojpeg.h>
 
-#include <memory>
 
+#include "jpeg_window.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {
@@ -18,16 +17,6 @@ constexpr std::int64_t kMaxDeflateRatio = 1032;
 
 std::string sides(std::int64_t width, std::int64_t height) {
   return std::to_string(width) + "x" + std::to_string(height);
-}
-
-ImageHeader read_jpeg_header(std::string_view bytes, const std::string& source) {
-  const std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
-  if (!handle) throw Error("cannot start the JPEG decoder: " + std::string(tjGetErrorStr()));
-  int width = 0, height = 0, subsampling = 0, colorspace = 0;
-  if (tjDecompressHeader3(handle.get(), reinterpret_cast<const unsigned char*>(bytes.data()),
-                          static_cast<unsigned long>(bytes.size()), &width, &height, &subsampling, &colorspace) != 0)
-    throw Error(source + ": not a readable JPEG (" + tjGetErrorStr2(handle.get()) + ")");
-  return {ImageFormat::jpeg, width, height, colorspace == TJCS_GRAY};
 }
 
 ImageHeader read_png_header(std::string_view bytes, const std::string& source) {

@@ -10,4 +10,10 @@ namespace orchestrate {
 
 inline constexpr std::int64_t kDefaultMaxImagePixels = 89'478'485;
 
+// Scans in one progressive JPEG. Each scan is a pass over the whole image, so
+// a small file with tens of thousands of tiny scans takes minutes to decode;
+// ordinary encoders write at most a few dozen. libjpeg-turbo's own tools
+// (djpeg -maxscans, TurboJPEG's TJFLAG_LIMITSCANS) stop at the same count.
+inline constexpr int kMaxJpegScans = 500;
+
 }  // namespace orchestrate

@@ -1,56 +1,17 @@
 #include "pixel_decode.h"
 
 #include <png.h>
-#include <turbojpeg.h>
 
-#include <memory>
-#include <utility>
+#include <cstring>
+#include <vector>
 
 #include "image_header.h"
+#include "jpeg_window.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {
 
 namespace {
-
-// The scaled size libjpeg-turbo offers that is smallest while both sides stay
-// at least `min_side` (the full size when none is smaller).
-std::pair<int, int> reduced_jpeg_size(int width, int height, std::int64_t min_side) {
-  std::pair<int, int> best{width, height};
-  if (min_side <= 0) return best;
-  int count = 0;
-  const tjscalingfactor* factors = tjGetScalingFactors(&count);
-  for (int i = 0; factors && i < count; ++i) {
-    const tjscalingfactor f = factors[i];
-    if (f.num > f.denom) continue;  // enlarging: never
-    const int w = TJSCALED(width, f), h = TJSCALED(height, f);
-    if (w >= min_side && h >= min_side && static_cast<std::int64_t>(w) * h < static_cast<std::int64_t>(best.first) * best.second)
-      best = {w, h};
-  }
-  return best;
-}
-
-PixelLayout decode_jpeg(std::string_view bytes, const ImageHeader& header, const std::string& source,
-                        std::int64_t min_side, const PixelBuffer& buffer) {
-  const std::unique_ptr<void, int (*)(tjhandle)> handle(tjInitDecompress(), tjDestroy);
-  if (!handle) throw Error("cannot start the JPEG decoder: " + std::string(tjGetErrorStr()));
-  auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
-  const auto size = static_cast<unsigned long>(bytes.size());
-  // tjDecompress2 picks the DCT scaling factor that fits width x height.
-  const auto [width, height] =
-      reduced_jpeg_size(static_cast<int>(header.width), static_cast<int>(header.height), min_side);
-  const PixelLayout layout{height, width, header.grey ? 1 : 3, false};
-  if (tjDecompress2(handle.get(), data, size, buffer(layout), width, 0, height, header.grey ? TJPF_GRAY : TJPF_RGB,
-                    TJFLAG_ACCURATEDCT) != 0) {
-    // libjpeg reports a truncated file only as a warning and fills the rest
-    // grey; a training sample or a prediction must not be made of that.
-    // Other warnings (stray bytes between markers) are common and harmless.
-    const std::string why = tjGetErrorStr2(handle.get());
-    if (tjGetErrorCode(handle.get()) == TJERR_FATAL || why.find("Premature end") != std::string::npos)
-      throw Error(source + ": corrupt JPEG (" + why + ")");
-  }
-  return layout;
-}
 
 // The header is read once, here, rather than by read_image_header and then
 // again for the rows: the checks run between the two halves of libpng's read.
@@ -82,14 +43,38 @@ PixelLayout decode_png(std::string_view bytes, const std::string& source, std::i
   return layout;
 }
 
+// A PNG is decoded whole (libpng has no way to skip columns, and rows are
+// filtered against the ones above); the window is then copied out.
+PixelLayout decode_png_window(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
+                              const ChooseWindow& choose, const PixelBuffer& buffer) {
+  if (!choose) return decode_png(bytes, source, max_pixels, buffer);
+  thread_local std::vector<std::uint8_t> whole;
+  const PixelLayout full = decode_png(bytes, source, max_pixels, [&](const PixelLayout& l) {
+    whole.resize(static_cast<std::size_t>(l.height * l.width * l.channels));
+    return whole.data();
+  });
+  const DecodeWindow window = choose(full.height, full.width);
+  check_window(window, full.height, full.width);
+  const PixelLayout layout{window.height, window.width, full.channels, full.alpha};
+  std::uint8_t* out = buffer(layout);
+  const std::int64_t row_bytes = window.width * full.channels;
+  for (std::int64_t row = 0; row < window.height; ++row)
+    std::memcpy(out + row * row_bytes, whole.data() + ((window.top + row) * full.width + window.left) * full.channels,
+                static_cast<std::size_t>(row_bytes));
+  return layout;
+}
+
 }  // namespace
 
-PixelLayout decode_pixels(std::string_view bytes, const std::string& source, const DecodeLimits& limits,
-                          const PixelBuffer& buffer) {
-  if (sniff_image_format(bytes) == ImageFormat::png) return decode_png(bytes, source, limits.max_pixels, buffer);
-  // A JPEG's header (or the error for what is neither format).
-  const ImageHeader header = read_image_header(bytes, source, limits.max_pixels);
-  return decode_jpeg(bytes, header, source, limits.min_side, buffer);
+PixelLayout decode_pixels(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
+                          const ChooseWindow& choose, const PixelBuffer& buffer) {
+  switch (sniff_image_format(bytes)) {
+    case ImageFormat::png: return decode_png_window(bytes, source, max_pixels, choose, buffer);
+    case ImageFormat::jpeg: return decode_jpeg_window(bytes, source, max_pixels, choose, buffer);
+    case ImageFormat::unknown: break;
+  }
+  read_image_header(bytes, source, max_pixels);  // throws, naming what the bytes are not
+  throw Error(source + ": neither a JPEG nor a PNG file");
 }
 
 }  // namespace orchestrate

@@ -9,10 +9,11 @@
 #include <string_view>
 
 #include "image_limits.h"
+#include "orchestrate/decode_window.h"
 
 namespace orchestrate {
 
-// The decoded image: uint8, row-major [height, width, channels]. PNG is
+// The decoded image (or window): uint8, row-major [height, width, channels]. PNG is
 // decoded with alpha (channels 2 or 4, the last one alpha), so the caller
 // drops it as Pillow's convert() does rather than compositing it.
 struct PixelLayout {
@@ -25,16 +26,13 @@ struct PixelLayout {
 // Given the layout, returns where to write height * width * channels bytes.
 using PixelBuffer = std::function<std::uint8_t*(const PixelLayout&)>;
 
-struct DecodeLimits {
-  // > 0: a JPEG may be decoded at a reduced scale (see decode_image).
-  std::int64_t min_side = 0;
-  // Declared width x height above this is refused before any allocation.
-  std::int64_t max_pixels = kDefaultMaxImagePixels;
-};
-
-// Decodes a JPEG or PNG; a corrupt, unsupported or too large image throws
-// orchestrate::Error naming `source` and why.
-PixelLayout decode_pixels(std::string_view bytes, const std::string& source, const DecodeLimits& limits,
-                          const PixelBuffer& buffer);
+// Decodes `choose(height, width)`'s window of a JPEG or PNG (an empty
+// `choose`: all of it, at full scale). A JPEG decodes only the window, at a
+// reduced scale where its min_side allows (jpeg_window.h); a PNG is decoded
+// whole and the window copied out. An image declaring more than max_pixels
+// pixels is refused before any allocation; a corrupt, unsupported or too
+// large image throws orchestrate::Error naming `source` and why.
+PixelLayout decode_pixels(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
+                          const ChooseWindow& choose, const PixelBuffer& buffer);
 
 }  // namespace orchestrate

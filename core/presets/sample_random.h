@@ -13,6 +13,14 @@ class SampleRandom {
  public:
   explicit SampleRandom(std::uint64_t seed) : state_(seed) {}
 
+  // Numbered streams of one seed that share no draws: stream 0 is
+  // SampleRandom(seed); the others start from the seed and the number mixed.
+  static SampleRandom stream(std::uint64_t seed, std::uint64_t number) {
+    if (number == 0) return SampleRandom(seed);
+    SampleRandom mixer(seed ^ (number * 0xd1b54a32d192ed03ULL));
+    return SampleRandom(mixer.next());
+  }
+
   std::uint64_t next() {
     std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;

@@ -22,7 +22,9 @@ Dataset::~Dataset() = default;
 std::vector<std::int64_t> Dataset::examples_per_file() const { return {}; }
 DataEventSink::~DataEventSink() = default;
 Preprocessing::~Preprocessing() = default;
-std::int64_t Preprocessing::min_input_side() const { return 0; }
+DecodeWindow Preprocessing::decode_window(std::int64_t height, std::int64_t width, std::uint64_t) const {
+  return whole_image(height, width);
+}
 Model::~Model() = default;
 ModelOutput Model::forward_train(const at::Tensor& images) { return {forward(images), {}}; }
 LrSchedule::~LrSchedule() = default;

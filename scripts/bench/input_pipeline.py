@@ -23,13 +23,24 @@ run on this machine for three loaders with the same number of workers:
                decoders.image_random_crop (decodes only the crop), resize to
                224x224, crop_mirror_normalize with a coin-flip mirror.
 
+and, as the ceiling a decoder sets:
+
+  decode only  one thread decoding the same JPEGs whole, from memory, with
+               libjpeg-turbo (torchvision.io.decode_jpeg, torch limited to one
+               thread): images/s per core. A pipeline that decodes only the
+               crop's window, at a reduced DCT scale, can beat it.
+
+Each pipeline's rate per core is its rate over its workers (each worker is a
+thread or process with a core of its own when workers <= cores), shown beside
+the ceiling.
+
 Every loader serves the same number of batches of the same size; each rate is
 images after the first batch over the time from the first batch to the last
 (the first batch pays for starting threads or processes). The loaders take
 turns --repeats times and each figure is the median, so a change in the
 machine's load falls on all of them. The data: --images
 JPEGs made from real Fashion-MNIST (Debian's dataset-fashion-mnist), each
-upscaled to 500x375, tinted and textured with low-frequency colour and
+upscaled to --size (500x375 by default, a typical ImageNet photo), tinted and textured with low-frequency colour and
 film-grain noise so it compresses as a photo does, at quality 90; made once and
 cached outside the clone ($ORCHESTRATE_CACHE or ~/.cache/orchestrate, under
 bench/). DALI's index of each TFRecord file is beside them, in dali_index/.
@@ -37,7 +48,8 @@ bench/). DALI's index of each TFRecord file is beside them, in dali_index/.
 Usage (from the repository root, after scripts/setup, which installs
 torchvision and DALI, and a build):
   ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/input_pipeline.py
-      [--workers 2] [--batch 64] [--batches 40] [--repeats 3] [--images 2000] [--orchestrate build/bin/orchestrate]
+      [--workers 2] [--batch 64] [--batches 40] [--repeats 3] [--images 2000] [--size 500x375] [--max-side 0]
+      [--orchestrate build/bin/orchestrate]
 """
 import argparse
 import importlib.machinery
@@ -55,7 +67,7 @@ import numpy as np
 import torch
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SIZE = (500, 375)  # width, height: a typical ImageNet photo
+SIZE = (500, 375)  # width, height: --size, a typical ImageNet photo by default
 QUALITY = 90
 TRAIN_SHARDS = 16
 MEAN = [0.485, 0.456, 0.406]
@@ -108,9 +120,10 @@ def write_dali_index(path):
             offset += 12 + length + 4
 
 
-def make_data(cache, count):
-    """The JPEGs as an image folder and as TFRecord files, made once per --images."""
-    root = os.path.join(cache, f"input_pipeline-{count}-{SIZE[0]}x{SIZE[1]}-q{QUALITY}")
+def make_data(cache, count, max_side=0):
+    """The JPEGs as an image folder and as TFRecord files, made once per --images, --size and --max-side."""
+    capped = f"-max{max_side}" if max_side else ""
+    root = os.path.join(cache, f"input_pipeline-{count}-{SIZE[0]}x{SIZE[1]}-q{QUALITY}{capped}")
     if os.path.exists(os.path.join(root, "done")):
         return root
     import shutil
@@ -121,6 +134,11 @@ def make_data(cache, count):
     rng = np.random.default_rng(7)
     jpegs = [photo_jpeg(np.frombuffer(p, np.uint8).reshape(28, 28), rng) for p in images]
     shape = (SIZE[1], SIZE[0])
+    if max_side:  # what `scripts/convert_dataset shrink --max-side N` writes
+        jpegs = [conv.cap_longer_side(j, max_side, QUALITY) for j in jpegs]
+        from PIL import Image
+        width, height = Image.open(io.BytesIO(jpegs[0])).size
+        shape = (height, width)
     os.makedirs(os.path.join(root, "tfrecord"))
     conv.write_tfrecord(os.path.join(root, "tfrecord"), "train", count, TRAIN_SHARDS,
                         lambda i: conv.example_bytes(jpegs[i], "jpeg", labels[i], shape, channels=3))
@@ -261,6 +279,28 @@ def measure_dataloader(source, root, args):
     return {"images_per_s": rate(first, time.perf_counter(), images), "note": f"{args.workers} worker processes"}
 
 
+# --- decode only ------------------------------------------------------------------
+
+def measure_decode_only(root, args):
+    """One thread decoding the folder's JPEGs whole, from memory: the decoder's ceiling per core."""
+    import torchvision.io
+    train = os.path.join(root, "folder", "train")
+    files = sorted(os.path.join(train, c, f) for c in os.listdir(train) for f in os.listdir(os.path.join(train, c)))
+    count = min(len(files), args.batches * args.batch)
+    encoded = [torchvision.io.read_file(path) for path in files[:count]]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        torchvision.io.decode_jpeg(encoded[0], mode=torchvision.io.ImageReadMode.RGB)  # warm
+        start = time.perf_counter()
+        for data in encoded:
+            torchvision.io.decode_jpeg(data, mode=torchvision.io.ImageReadMode.RGB)
+        elapsed = time.perf_counter() - start
+    finally:
+        torch.set_num_threads(threads)
+    return {"images_per_s": count / elapsed, "note": f"{count} JPEGs whole, 1 thread, libjpeg-turbo via torchvision"}
+
+
 # --- DALI -----------------------------------------------------------------------
 
 def measure_dali(source, root, args):
@@ -315,7 +355,16 @@ def main():
     parser.add_argument("--orchestrate", default=os.path.join(REPO, "build", "bin", "orchestrate"))
     parser.add_argument("--sources", default="tfrecord,folder")
     parser.add_argument("--repeats", type=int, default=3, help="turns each loader takes; the median is reported")
+    parser.add_argument("--size", default="500x375", help="WIDTHxHEIGHT of the JPEGs made")
+    parser.add_argument("--max-side", type=int, default=0,
+                        help="pre-size the JPEGs as `scripts/convert_dataset shrink --max-side N` does (0: no)")
     args = parser.parse_args()
+    global SIZE
+    try:
+        SIZE = tuple(int(side) for side in args.size.lower().split("x"))
+        assert len(SIZE) == 2 and min(SIZE) >= 224
+    except (ValueError, AssertionError):
+        sys.exit(f"input_pipeline: --size {args.size}: give WIDTHxHEIGHT, both at least 224 (e.g. 800x600)")
     if not os.access(args.orchestrate, os.X_OK):
         sys.exit(f"input_pipeline: {args.orchestrate} is not an executable; build first or pass --orchestrate")
     for module in ("torchvision", "tfrecord", "PIL"):
@@ -325,7 +374,7 @@ def main():
             sys.exit(f"input_pipeline: Python package {module} is missing; run scripts/setup, which installs it")
     cache = os.path.join(os.environ.get("ORCHESTRATE_CACHE") or os.path.expanduser("~/.cache/orchestrate"), "bench")
     os.makedirs(cache, exist_ok=True)
-    root = make_data(cache, args.images)
+    root = make_data(cache, args.images, args.max_side)
     with open(os.path.join(root, "done")) as f:
         described = f.read().strip()
     load = os.getloadavg()[0]
@@ -339,7 +388,9 @@ def main():
     # load (other users) falls on all of them; each figure is the median.
     measures = {"orchestrate": lambda s: measure_orchestrate(s, root, args, cache),
                 "DataLoader": lambda s: measure_dataloader(s, root, args),
-                "DALI": lambda s: measure_dali(s, root, args)}
+                "DALI": lambda s: measure_dali(s, root, args),
+                "decode only": lambda s: measure_decode_only(root, args)}
+    cores_each = min(args.workers, os.cpu_count())
     for source in args.sources.split(","):
         runs = {loader: [] for loader in measures}
         for repeat in range(args.repeats):
@@ -359,10 +410,19 @@ def main():
             medians[loader] = statistics.median(r["images_per_s"] for r in rs)
             spread = ", ".join(f"{r['images_per_s']:.0f}" for r in rs)
             print(f"{source:9s} {loader:12s} {medians[loader]:8.1f} images/s (median of {spread})", flush=True)
+        goals = {"DataLoader": "  (goal >= 2.0x)", "DALI": "  (goal >= 1.3x)"}
         for other in ("DataLoader", "DALI"):
             if other in medians:
                 print(f"{source:9s} orchestrate / {other}: {medians['orchestrate'] / medians[other]:.2f}x"
-                      f"{'  (goal >= 2x)' if other == 'DataLoader' else ''}", flush=True)
+                      f"{goals[other]}", flush=True)
+        ceiling = medians.get("decode only")
+        for loader in ("orchestrate", "DataLoader", "DALI"):
+            if loader in medians and ceiling:
+                per_core = medians[loader] / cores_each
+                print(f"{source:9s} {loader:12s} {per_core:8.1f} images/s per core = {per_core / ceiling:.2f}x the "
+                      f"decode-only ceiling ({ceiling:.1f} per core)"
+                      f"{'  (goal >= 1.0x)' if loader == 'orchestrate' else ''}", flush=True)
+        print(f"load average now {os.getloadavg()[0]:.2f}", flush=True)
 
 
 if __name__ == "__main__":

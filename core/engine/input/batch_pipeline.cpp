@@ -63,7 +63,6 @@ BatchPipeline::BatchPipeline(SampleSource source, EpochPlan plan, std::int64_t b
       total_(batches_per_epoch * epochs),
       options_(options),
       shape_(source.preprocessing.output_shape()),
-      min_side_(source.preprocessing.min_input_side()),
       buffers_(shape_, options.pin_memory),
       next_to_claim_(first_batch),
       next_to_hand_out_(first_batch) {
@@ -173,9 +172,17 @@ void BatchPipeline::prepare_example(Work& work, std::int64_t row) {
   request.seed = sample_seed(source_.seed, work.epoch, request.index);
   request.rank = source_.rank;
   request.world_size = source_.world_size;
-  request.min_side = min_side_;
+  // The decoder may skip what the preprocessing will not use; but a kept
+  // example must serve every epoch's window, so with the cache on the
+  // dataset decodes whole images and the window is cut out here.
+  const Preprocessing& preprocessing = source_.preprocessing;
+  if (!cache_)
+    request.window = [&preprocessing, seed = request.seed](std::int64_t height, std::int64_t width) {
+      return preprocessing.decode_window(height, width, seed);
+    };
   const Example example = fetch(request);
-  const auto pixels = source_.preprocessing.prepare_sample(example.pixels, request.seed);
+  const auto pixels = example.windowed ? preprocessing.prepare_sample(example.pixels, request.seed)
+                                       : prepare_whole_image(preprocessing, example.pixels, request.seed);
   if (pixels.scalar_type() != at::kByte || pixels.dim() != 3 || pixels.size(0) != shape_.height ||
       pixels.size(1) != shape_.width || pixels.size(2) != shape_.channels)
     throw Error("[preprocessing] prepared example " + std::to_string(request.index) + " as " +

@@ -109,7 +109,6 @@ class BatchPipeline {
   const std::int64_t total_;
   const PipelineOptions options_;
   const ImageShape shape_;
-  const std::int64_t min_side_;
   BatchBufferPool buffers_;
   std::optional<ExampleCache> cache_;
   std::map<std::int64_t, BatchIndices> plans_;  // the epochs in flight (at most two); the consumer's thread only

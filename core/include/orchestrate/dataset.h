@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "orchestrate/api.h"
+#include "orchestrate/decode_window.h"
 
 namespace orchestrate {
 
@@ -46,11 +47,13 @@ struct SampleRequest {
   std::uint64_t seed = 0;  // this example's randomness in this epoch
   int rank = 0;            // of the data-parallel job asking; the host has already sharded the indices
   int world_size = 1;
-  // A hint: the preprocessing loses nothing if both sides of the image are
-  // at least this (Preprocessing::min_input_side; 0: it wants full size). A
-  // dataset may decode a JPEG at a reduced scale (libjpeg-turbo's DCT
-  // scaling) as long as both sides stay at least this.
-  std::int64_t min_side = 0;
+  // The part of the image the preprocessing will use, chosen from the
+  // stored sides (decode_window.h); empty: all of it. A dataset that decodes
+  // images passes it to decode_image, which then decodes only that window,
+  // at a reduced JPEG scale where the window's min_side allows, and says so
+  // in Example::windowed. A dataset may ignore it: the host then cuts the
+  // window out of the whole image itself.
+  ChooseWindow window;
 };
 
 // Where a dataset reports what its run should record (bad items it skipped,
@@ -79,6 +82,9 @@ struct DatasetContext {
 struct Example {
   at::Tensor pixels;       // uint8 [H, W, channels], contiguous
   std::int64_t label = 0;  // in [0, num_classes)
+  // The pixels are SampleRequest::window's region (at any scale), not the
+  // whole image: set by a dataset that passed the window to the decoder.
+  bool windowed = false;
 };
 
 // Examples stacked: what the pipeline hands the training step.

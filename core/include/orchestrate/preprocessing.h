@@ -1,8 +1,11 @@
 // Preprocessing: the `[preprocessing]` table. It sits between the dataset and
 // the model, in two halves:
-//   prepare_sample  per example, on the pipeline's worker threads: decoded
-//                   uint8 [H, W, C] of any size to uint8 [h, w, C] at the
-//                   output size (resize, crop, flip, colour jitter);
+//   decode_window   per example, before it is decoded: from the stored
+//                   image's sides, the part of it the sample is made from
+//                   (a random crop's box), so the decoder skips the rest;
+//   prepare_sample  per example, on the pipeline's worker threads: that
+//                   window's uint8 [H, W, C], at any scale, to uint8
+//                   [h, w, C] at the output size (resize, flip, jitter);
 //   finish_batch    per batch, on the training device after the copy: uint8
 //                   [N, h, w, C] to the model's float32 [N, C, h, w],
 //                   scaled to [0, 1] and normalized (mean/std).
@@ -54,19 +57,26 @@ class ORCHESTRATE_API Preprocessing {
   virtual ~Preprocessing();
   // The shape of every prepared sample and so of the model's input (C, h, w).
   virtual ImageShape output_shape() const = 0;
-  // uint8 [H, W, C] (any H, W) to contiguous uint8 [h, w, C] at output_shape().
-  // Every random choice comes from `seed` (SampleRequest::seed), so the same
-  // seed gives the same pixels whatever thread calls. Called concurrently.
+  // Which window of a stored image of height x width the sample for `seed`
+  // is made from, and how small it may be decoded (decode_window.h). Drawn
+  // from the seed alone, like every random choice. The default: the whole
+  // image at full scale.
+  virtual DecodeWindow decode_window(std::int64_t height, std::int64_t width, std::uint64_t seed) const;
+  // decode_window's pixels, uint8 [H, W, C] at any scale of at least the
+  // window's min_side, to contiguous uint8 [h, w, C] at output_shape(). Every
+  // random choice comes from `seed` (SampleRequest::seed), so the same seed
+  // gives the same pixels whatever thread calls. Called concurrently.
   virtual at::Tensor prepare_sample(const at::Tensor& pixels, std::uint64_t seed) const = 0;
   // uint8 [N, h, w, C] on the training device to float32 [N, C, h, w] on it.
   virtual at::Tensor finish_batch(const at::Tensor& images) const = 0;
   // The eval variant's transform, for serving exports.
   virtual ServingTransform serving_transform() const = 0;
-  // An input whose sides are both at least this holds all the detail the
-  // output can show (ResNet's eval: 256, as it resizes the shorter side to
-  // that); 0 (the default): the full resolution matters (random crops).
-  // Passed to datasets as SampleRequest::min_side.
-  virtual std::int64_t min_input_side() const;
 };
+
+// A whole stored image to the sample for `seed`: its decode_window cut out
+// (at full scale), then prepare_sample. What the host does for a dataset
+// that does not decode windows; tools and tests use it on whole images.
+ORCHESTRATE_API at::Tensor prepare_whole_image(const Preprocessing& preprocessing, const at::Tensor& pixels,
+                                               std::uint64_t seed);
 
 }  // namespace orchestrate

@@ -92,12 +92,18 @@ class ImageFolderDataset final : public orchestrate::Dataset {
     if (at < 0 || at >= size())
       throw std::out_of_range("image_folder: index " + std::to_string(at) + " is outside [0, " +
                               std::to_string(size()) + ")");
-    // A fixed decode size needs both its sides; otherwise the preprocessing's hint.
-    const std::int64_t min_side = height_ > 0 ? std::max(height_, width_) : request.min_side;
     return bad_reads_->read(request, size(), [&](std::int64_t i) {
-      auto pixels = decoded(static_cast<std::size_t>(i), min_side);
+      const LabelledFile& file = files_[static_cast<std::size_t>(i)];
+      // Only the preprocessing's window is decoded, unless the image is first
+      // resized to a fixed size or kept whole in the cache.
+      if (height_ == 0 && !cache_ && request.window)
+        return Example{orchestrate::decode_image(read_file_bytes(file.path), channels_, file.path, request.window,
+                                                 max_pixels_),
+                       file.label, /*windowed=*/true};
+      // A fixed decode size needs both its sides.
+      auto pixels = decoded(static_cast<std::size_t>(i), height_ > 0 ? std::max(height_, width_) : 0);
       if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
-      return Example{pixels, files_[static_cast<std::size_t>(i)].label};
+      return Example{pixels, file.label};
     });
   }
 

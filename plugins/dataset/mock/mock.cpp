@@ -1,10 +1,14 @@
 // Synthetic labelled images, so smoke tests and throughput benchmarks run
 // without data on disk (PAI FastNN's `mock` data set). Unlike pure noise they
 // are learnable: every example is its class's fixed prototype plus noise, so
-// a test can demand accuracy well above chance.
+// a test can demand accuracy well above chance. An example costs a
+// saturating add per byte (microseconds), so a GPU benchmark on mock data
+// measures the training step, not the generator; it never stands in for a
+// decoder (scripts/bench/input_pipeline.py reads real JPEGs).
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -29,9 +33,12 @@ constexpr double kPrototypeLow = 0.2;
 constexpr double kPrototypeHigh = 0.8;
 constexpr double kNoiseStddev = 0.15;
 constexpr std::int64_t kPrototypeGrid = 4;
+// Places in the noise table an example's noise may start: examples share the
+// table, each reading it from its own offset.
+constexpr std::int64_t kNoiseStarts = 65536;
 
 // splitmix64's finaliser: turns neighbouring keys (index 0, 1, 2, ...) into
-// unrelated generator seeds, so each example's noise is independent.
+// unrelated values (generator seeds, noise offsets), so examples differ.
 std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
   std::uint64_t z = a + 0x9e3779b97f4a7c15ULL * (b + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -60,7 +67,20 @@ class MockDataset final : public orchestrate::Dataset {
       auto generator = at::make_generator<at::CPUGeneratorImpl>(mix(mix(seed, kPrototypeStream), label));
       coarse[label].uniform_(kPrototypeLow, kPrototypeHigh, generator);
     }
-    prototypes_ = at::upsample_nearest2d(coarse, {height_, width_}).contiguous();
+    // Stored as decoded images are: uint8, channels last.
+    prototypes_ = at::upsample_nearest2d(coarse, {height_, width_})
+                      .mul_(255.0)
+                      .round_()
+                      .to(at::kByte)
+                      .permute({0, 2, 3, 1})
+                      .contiguous();
+    // Gaussian noise in pixel levels, drawn once per split; kept within int8.
+    auto generator = at::make_generator<at::CPUGeneratorImpl>(example_seed_);
+    noise_ = at::empty({channels_ * height_ * width_ + kNoiseStarts}, at::kFloat)
+                 .normal_(0.0, kNoiseStddev * 255.0, generator)
+                 .round_()
+                 .clamp_(-127, 127)
+                 .to(at::kChar);
   }
 
   DatasetInfo info() const override { return {channels_, height_, width_, num_classes_, {}}; }
@@ -73,14 +93,20 @@ class MockDataset final : public orchestrate::Dataset {
       throw std::out_of_range("mock dataset: index " + std::to_string(index) + " is outside [0, " +
                               std::to_string(size_) + ")");
     const std::int64_t label = index % num_classes_;
-    // A generator per example, not per dataset: no shared mutable state
-    // between pipeline threads, and the example depends neither on the order
-    // in which examples are asked for nor on the epoch.
-    auto generator = at::make_generator<at::CPUGeneratorImpl>(mix(example_seed_, index));
-    auto image = at::empty({channels_, height_, width_}, at::kFloat);
-    image.normal_(0.0, kNoiseStddev, generator).add_(prototypes_[label]).clamp_(0.0, 1.0);
-    // Stored as a decoded image would be: uint8 pixels, channels last.
-    return {image.mul_(255.0).round_().to(at::kByte).permute({1, 2, 0}).contiguous(), label};
+    // The class's prototype plus a window of the noise table starting at a
+    // place drawn from the example's seed: one saturating add per byte, so
+    // an example costs microseconds and a benchmark on mock data measures
+    // the pipeline, not the generator. The example depends neither on the
+    // order in which examples are asked for nor on the epoch.
+    const auto start = static_cast<std::int64_t>(mix(example_seed_, static_cast<std::uint64_t>(index)) % kNoiseStarts);
+    auto image = at::empty({height_, width_, channels_}, at::kByte);
+    const std::int64_t count = image.numel();
+    const std::uint8_t* prototype = prototypes_.data_ptr<std::uint8_t>() + label * count;
+    const std::int8_t* noise = noise_.data_ptr<std::int8_t>() + start;
+    std::uint8_t* out = image.data_ptr<std::uint8_t>();
+    for (std::int64_t i = 0; i < count; ++i)
+      out[i] = static_cast<std::uint8_t>(std::clamp(prototype[i] + noise[i], 0, 255));
+    return {image, label};
   }
 
  private:
@@ -90,7 +116,8 @@ class MockDataset final : public orchestrate::Dataset {
   std::int64_t num_classes_;
   std::int64_t size_;
   std::uint64_t example_seed_;
-  at::Tensor prototypes_;  // [num_classes, C, H, W]; only read after construction
+  at::Tensor prototypes_;  // uint8 [num_classes, H, W, C]; only read after construction
+  at::Tensor noise_;       // int8 [H * W * C + kNoiseStarts]; only read after construction
 };
 
 void register_components(orchestrate::Registry& registry) {

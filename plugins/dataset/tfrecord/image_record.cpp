@@ -40,8 +40,9 @@ ImageRecord read_image_record(std::string_view data, const RecordRules& rules) {
   return record;
 }
 
-at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules, std::int64_t min_side) {
-  return decode_image(record.image.encoded, rules.channels, rules.keys.image, min_side, rules.max_image_pixels);
+at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules,
+                               const orchestrate::ChooseWindow& window) {
+  return decode_image(record.image.encoded, rules.channels, rules.keys.image, window, rules.max_image_pixels);
 }
 
 std::int64_t check_record(std::string_view data, const RecordRules& rules) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "orchestrate/decode_window.h"
 #include "orchestrate/image/image_limits.h"
 #include "orchestrate/tf_example/labelled_image.h"
 #include "orchestrate/tf_example/record_label.h"
@@ -41,8 +42,10 @@ ImageRecord read_image_record(std::string_view data, const RecordRules& rules);
 
 // The decoded pixels, uint8 [H, W, rules.channels]; an image that does not
 // decode throws orchestrate::Error with the cause.
-// min_side: see decode_image (a JPEG may be decoded at a reduced scale).
-at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules, std::int64_t min_side = 0);
+// window: see decode_image (a JPEG decodes only the window, at a reduced
+// scale where its min_side allows; empty: the whole image at full scale).
+at::Tensor decode_record_image(const ImageRecord& record, const RecordRules& rules,
+                               const orchestrate::ChooseWindow& window = {});
 
 // The record's class after every check the rules ask for at indexing time;
 // the cause of a bad record is thrown as ExampleError or orchestrate::Error.

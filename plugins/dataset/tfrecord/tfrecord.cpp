@@ -177,7 +177,7 @@ class TfRecordDataset final : public orchestrate::Dataset {
     if (at < 0 || at >= size())
       throw std::out_of_range("tfrecord: index " + std::to_string(at) + " is outside [0, " + std::to_string(size()) +
                               ")");
-    return bad_reads_->read(request, size(), [&](std::int64_t i) { return read_example(i, decode_min_side(request)); });
+    return bad_reads_->read(request, size(), [&](std::int64_t i) { return read_example(i, request.window); });
   }
 
   std::vector<std::int64_t> examples_per_file() const override {
@@ -216,7 +216,10 @@ class TfRecordDataset final : public orchestrate::Dataset {
   }
 
   // Example `at`; what a failure throws names the record ("FILE: record N at byte B: CAUSE").
-  Example read_example(std::int64_t at, std::int64_t min_side) const {
+  // Only `window` is decoded (see SampleRequest::window), unless the image
+  // is resized to a fixed size first: that needs all of it.
+  Example read_example(std::int64_t at, const orchestrate::ChooseWindow& window) const {
+    const bool windowed = height_ == 0 && window;
     const auto& [file, record] = index_.records[static_cast<std::size_t>(at)];
     const RecordPlace place{index_.files[file], record.index, record.offset};
     // Opened per example, not kept: no state shared between pipeline
@@ -224,8 +227,10 @@ class TfRecordDataset final : public orchestrate::Dataset {
     at::Tensor pixels;
     try {
       RecordFile reader(place.file);
-      pixels = decode_record_image(read_image_record(reader.read_at(place, record.data_bytes), rules_), rules_,
-                                   min_side);
+      const ImageRecord image = read_image_record(reader.read_at(place, record.data_bytes), rules_);
+      // A fixed decode size needs both its sides.
+      pixels = decode_record_image(
+          image, rules_, windowed ? window : orchestrate::whole_image_chooser(height_ > 0 ? std::max(height_, width_) : 0));
     } catch (const RecordError&) {
       throw;  // names the record already
     } catch (const std::exception& error) {
@@ -234,12 +239,7 @@ class TfRecordDataset final : public orchestrate::Dataset {
       throw std::runtime_error(describe_bad_record(place, error.what()));
     }
     if (height_ > 0) pixels = orchestrate::resize_pixels(pixels, height_, width_);
-    return {pixels, record.label};
-  }
-
-  // A fixed decode size needs both its sides; otherwise the preprocessing's hint.
-  std::int64_t decode_min_side(const SampleRequest& request) const {
-    return height_ > 0 ? std::max(height_, width_) : request.min_side;
+    return {pixels, record.label, windowed};
   }
 
   RecordRules rules_;

@@ -95,14 +95,31 @@ ImagePreset::ImagePreset(const Params& params, const PreprocessingContext& conte
   std_tensor_ = channel_tensor(std_);
 }
 
+// Train: the random-resized crop's box is the window, so a JPEG decodes
+// only the box, at the smallest DCT scale that keeps it at least size x size
+// (it is resized to that anyway). Eval: the whole image, at the scale that
+// keeps what eval_sample resizes to; decoding only the centre would change
+// the resize's filter at the crop's edges, so the pixels would no longer be
+// torchvision's (PresetParity).
+DecodeWindow ImagePreset::decode_window(std::int64_t height, std::int64_t width, std::uint64_t seed) const {
+  if (variant_ == PreprocessingVariant::train) {
+    SampleRandom random(seed);
+    const CropBox box = random_resized_crop_box(height, width, crop_, random);
+    return {box.top, box.left, box.height, box.width, size_};
+  }
+  const double side = static_cast<double>(resize_size_ > 0 ? resize_size_ : size_);
+  return whole_image(height, width, static_cast<std::int64_t>(std::ceil(side / central_fraction_)));
+}
+
 at::Tensor ImagePreset::prepare_sample(const at::Tensor& pixels, std::uint64_t seed) const {
   return variant_ == PreprocessingVariant::train ? train_sample(pixels, seed) : eval_sample(pixels);
 }
 
-at::Tensor ImagePreset::train_sample(const at::Tensor& pixels, std::uint64_t seed) const {
-  SampleRandom random(seed);
-  const CropBox box = random_resized_crop_box(pixels.size(0), pixels.size(1), crop_, random);
-  auto image = resize_pixels(crop_pixels(pixels, box.top, box.left, box.height, box.width), size_, size_);
+at::Tensor ImagePreset::train_sample(const at::Tensor& window, std::uint64_t seed) const {
+  // The flip and the jitter draw from a stream of their own: the box's
+  // draws were made in decode_window, and the two must not be correlated.
+  SampleRandom random = SampleRandom::stream(seed, 1);
+  auto image = resize_pixels(window, size_, size_);
   if (flip_ && random.uniform(0, 1) < 0.5) image = flip_horizontally(image);
   if (jitter_.any()) image = colour_jitter(image, jitter_, random);
   return image.contiguous();
@@ -122,13 +139,6 @@ at::Tensor ImagePreset::finish_batch(const at::Tensor& images) const {
                      images.options().dtype(at::kFloat));
   x.copy_(images.permute({0, 3, 1, 2})).mul_(1.0 / 255.0);
   return x.sub_(mean_tensor_.to(images.device())).div_(std_tensor_.to(images.device()));
-}
-
-std::int64_t ImagePreset::min_input_side() const {
-  // A random crop may be small and then enlarged: training wants every pixel.
-  if (variant_ == PreprocessingVariant::train) return 0;
-  const double side = static_cast<double>(resize_size_ > 0 ? resize_size_ : size_);
-  return static_cast<std::int64_t>(std::ceil(side / central_fraction_));
 }
 
 ServingTransform ImagePreset::serving_transform() const {

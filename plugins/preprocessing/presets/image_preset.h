@@ -1,7 +1,8 @@
 // The preprocessing of the ImageNet model families, one class for both
 // presets (resnet, inception), which differ only in their defaults:
-//   train: random-resized crop to size x size, horizontal flip, optional
-//          colour jitter (every choice from the sample's seed);
+//   train: random-resized crop to size x size (the crop's box is the decode
+//          window, so a JPEG decodes only the box), horizontal flip,
+//          optional colour jitter (every choice from the sample's seed);
 //   eval:  the central fraction, then the shorter side resized to
 //          resize_size and a center crop of size x size (ResNet: 256 then
 //          224), or straight to size x size (Inception: 0.875 then 299);
@@ -40,12 +41,13 @@ class ImagePreset final : public Preprocessing {
   ImagePreset(const Params& params, const PreprocessingContext& context, const std::string& name);
 
   ImageShape output_shape() const override { return {channels_, size_, size_}; }
+  DecodeWindow decode_window(std::int64_t height, std::int64_t width, std::uint64_t seed) const override;
   at::Tensor prepare_sample(const at::Tensor& pixels, std::uint64_t seed) const override;
   at::Tensor finish_batch(const at::Tensor& images) const override;
   ServingTransform serving_transform() const override;
-  std::int64_t min_input_side() const override;
 
-  at::Tensor train_sample(const at::Tensor& pixels, std::uint64_t seed) const;
+  // The random crop's window (decode_window's box) to size x size, flipped and jittered.
+  at::Tensor train_sample(const at::Tensor& window, std::uint64_t seed) const;
   at::Tensor eval_sample(const at::Tensor& pixels) const;
 
  private:

@@ -114,7 +114,7 @@ std::vector<at::Tensor> train_samples(const Preprocessing& preset, const at::Ten
   std::vector<std::thread> workers;
   for (int t = 0; t < threads; ++t)
     workers.emplace_back([&, t] {
-      for (int i = t; i < count; i += threads) out[static_cast<std::size_t>(i)] = preset.prepare_sample(pixels, 1000 + i);
+      for (int i = t; i < count; i += threads) out[static_cast<std::size_t>(i)] = prepare_whole_image(preset, pixels, 1000 + i);
     });
   for (auto& worker : workers) worker.join();
   return out;
@@ -170,7 +170,7 @@ TEST(PresetTrainVariant, CropsFallInTheConfiguredAreaAndRatioRanges) {
 TEST(PresetTrainVariant, OutputIsTheConfiguredSizeWhateverTheInput) {
   const auto preset = make("resnet", PreprocessingVariant::train, 1, [](Params& p) { p.set("size", std::int64_t{64}); });
   for (const auto& sides : std::vector<std::pair<int, int>>{{20, 300}, {300, 20}, {64, 64}, {1000, 700}}) {
-    const auto sample = preset->prepare_sample(at::randint(0, 256, {sides.first, sides.second, 1}, at::kByte), 7);
+    const auto sample = prepare_whole_image(*preset, at::randint(0, 256, {sides.first, sides.second, 1}, at::kByte), 7);
     EXPECT_EQ(sample.sizes(), (at::IntArrayRef{64, 64, 1}));
   }
 }
