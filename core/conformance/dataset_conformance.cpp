@@ -71,6 +71,25 @@ TEST_P(DatasetConformance, DefaultsBuildBothSplitsWhoseExamplesMatchInfo) {
       later.epoch = 3;
       later.seed = 0x5eedULL;
       expect_examples_equal(dataset->example(later), example);
+      // A decode window (SampleRequest::window): a dataset that honours it
+      // returns exactly that region and says so; one that ignores it, the
+      // whole image, unmarked (the host then cuts the window out).
+      const std::int64_t height = example.pixels.size(0), width = example.pixels.size(1);
+      const orchestrate::DecodeWindow window{height / 4, width / 3, std::max<std::int64_t>(1, height / 2),
+                                             std::max<std::int64_t>(1, width / 2), 0};
+      auto windowed = request_for(index);
+      windowed.window = [&](std::int64_t h, std::int64_t w) {
+        EXPECT_EQ(h, height);
+        EXPECT_EQ(w, width);
+        return window;
+      };
+      const auto part = dataset->example(windowed);
+      const auto expected = part.windowed ? example.pixels.narrow(0, window.top, window.height)
+                                                .narrow(1, window.left, window.width)
+                                          : example.pixels;
+      ASSERT_EQ(part.pixels.sizes(), expected.sizes()) << (part.windowed ? "windowed" : "whole");
+      EXPECT_TRUE(part.pixels.equal(expected)) << (part.windowed ? "windowed" : "whole");
+      EXPECT_EQ(part.label, example.label);
     }
     EXPECT_THROW(dataset->example(request_for(size)), std::out_of_range);
     EXPECT_THROW(dataset->example(request_for(-1)), std::out_of_range);

@@ -41,6 +41,12 @@ void expect_windows_serve(const orchestrate::Preprocessing& preprocessing, const
     }
     const auto sample = preprocessing.prepare_sample(pixels.contiguous(), seed);
     ASSERT_EQ(sample.sizes(), (at::IntArrayRef{shape.height, shape.width, shape.channels})) << "seed " << seed;
+    if (pixels.size(2) == 3) {  // as a windowed JPEG comes: RGB four bytes apart
+      auto four = at::full({pixels.size(0), pixels.size(1), 4}, 255, at::kByte);
+      four.narrow(2, 0, 3).copy_(pixels);
+      EXPECT_TRUE(preprocessing.prepare_sample(four.narrow(2, 0, 3), seed).equal(sample))
+          << "RGB pixels four bytes apart gave other pixels than the same pixels contiguous; seed " << seed;
+    }
   }
 }
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PreprocessingConformance);

@@ -24,24 +24,34 @@ at::Tensor convert_channels(const at::Tensor& pixels, std::int64_t channels) {
   return luma.to(at::kByte).unsqueeze(2).contiguous();
 }
 
-}  // namespace
-
-at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
-                        const ChooseWindow& choose, std::int64_t max_pixels) {
+// four_byte_rgb: see decode_pixels; the padding stays in memory, out of view.
+at::Tensor decode(std::string_view bytes, std::int64_t channels, const std::string& source, const ChooseWindow& choose,
+                  std::int64_t max_pixels, bool four_byte_rgb) {
   if (channels != 1 && channels != 3)
     throw Error(source + ": cannot decode to " + std::to_string(channels) + " channels (1 or 3)");
   at::Tensor pixels;
-  const PixelLayout layout = decode_pixels(bytes, source, max_pixels, choose, [&](const PixelLayout& l) {
-    pixels = at::empty({l.height, l.width, l.channels}, at::kByte);
-    return pixels.data_ptr<std::uint8_t>();
-  });
+  const PixelLayout layout = decode_pixels(
+      bytes, source, max_pixels, choose,
+      [&](const PixelLayout& l) {
+        pixels = at::empty({l.height, l.width, l.channels}, at::kByte);
+        return pixels.data_ptr<std::uint8_t>();
+      },
+      four_byte_rgb);
+  if (layout.padding) return convert_channels(pixels.narrow(2, 0, 3), channels);
   if (layout.alpha) pixels = pixels.narrow(2, 0, layout.channels - 1).contiguous();
   return convert_channels(pixels, channels);
 }
 
+}  // namespace
+
+at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
+                        const ChooseWindow& choose, std::int64_t max_pixels) {
+  return decode(bytes, channels, source, choose, max_pixels, /*four_byte_rgb=*/channels == 3);
+}
+
 at::Tensor decode_image(std::string_view bytes, std::int64_t channels, const std::string& source,
                         std::int64_t min_side, std::int64_t max_pixels) {
-  return decode_image(bytes, channels, source, whole_image_chooser(min_side), max_pixels);
+  return decode(bytes, channels, source, whole_image_chooser(min_side), max_pixels, /*four_byte_rgb=*/false);
 }
 
 at::Tensor read_image(const std::string& path, std::int64_t channels, std::int64_t max_pixels) {

@@ -23,6 +23,10 @@ namespace orchestrate {
 // libjpeg-turbo's DCT scales (1/8 ... 8/8 of each side, inside the inverse
 // DCT, so far less work than a full decode) that keeps both of its sides at
 // least the window's min_side. A PNG is decoded whole and the window cut out.
+// A colour JPEG's window, decoded to RGB, comes as a view of four bytes a
+// pixel (the fourth unused, stride(1) == 4): the layout resize_pixels works
+// in without repacking; packed_pixels (image_transforms.h) makes it
+// contiguous.
 //
 // An image whose header declares more than max_pixels pixels (width x
 // height) is refused as corrupt before anything is allocated.

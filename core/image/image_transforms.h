@@ -14,6 +14,10 @@ namespace orchestrate {
 // Resized to height x width with antialiased bilinear resampling on the
 // uint8 pixels: ATen's kernel that torchvision's Resize(antialias=True) runs
 // on uint8 images. Returns the pixels themselves when the size is already right.
+// RGB pixels four bytes apart (a windowed JPEG decode, image_decode.h) are
+// resized as the four-channel image they lie in, which the kernel takes as
+// it is (three channels it first repacks into four and back), and come back
+// the same way.
 at::Tensor resize_pixels(const at::Tensor& pixels, std::int64_t height, std::int64_t width);
 
 // Resized so that the shorter side is `size`, the longer side
@@ -34,5 +38,10 @@ at::Tensor central_fraction_crop(const at::Tensor& pixels, double fraction);
 
 // Mirrored left to right.
 at::Tensor flip_horizontally(const at::Tensor& pixels);
+
+// Contiguous uint8 [H, W, C] pixels of any layout, mirrored left to right if
+// asked: in one pass, where ATen's strided copy of four-byte RGB pixels
+// costs several times the resize that made them.
+at::Tensor packed_pixels(const at::Tensor& pixels, bool mirror = false);
 
 }  // namespace orchestrate

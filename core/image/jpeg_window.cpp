@@ -127,7 +127,7 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 int jpeg_scale_eighths(std::int64_t height, std::int64_t width, std::int64_t min_side) {
   if (min_side <= 0) return 8;
-  for (int eighths = 1; eighths < 8; ++eighths)
+  for (int eighths = 1; eighths < 8; eighths *= 2)
     if (ceil_div(height * eighths, 8) >= min_side && ceil_div(width * eighths, 8) >= min_side) return eighths;
   return 8;
 }
@@ -142,7 +142,7 @@ ImageHeader read_jpeg_header(std::string_view bytes, const std::string& source) 
 }
 
 PixelLayout decode_jpeg_window(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
-                               const ChooseWindow& choose, const PixelBuffer& buffer) {
+                               const ChooseWindow& choose, const PixelBuffer& buffer, bool four_byte_rgb) {
   ThreadDecoder& decoder = thread_decoder();
   jpeg_decompress_struct& info = decoder.info;
   if (!read_header(decoder, bytes)) fail(decoder, source, "not a readable JPEG");
@@ -159,7 +159,7 @@ PixelLayout decode_jpeg_window(std::string_view bytes, const std::string& source
   const int eighths = jpeg_scale_eighths(window.height, window.width, window.min_side);
   // As TurboJPEG's tjDecompress2 with TJFLAG_ACCURATEDCT sets them, so a
   // whole image decodes to the same bytes it gave (image_decode_test).
-  info.out_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
+  info.out_color_space = grey ? JCS_GRAYSCALE : four_byte_rgb ? JCS_EXT_RGBX : JCS_RGB;
   info.dct_method = JDCT_ISLOW;
   info.scale_num = static_cast<unsigned>(eighths);
   info.scale_denom = 8;
@@ -171,7 +171,7 @@ PixelLayout decode_jpeg_window(std::string_view bytes, const std::string& source
   bottom = std::min<std::int64_t>(bottom, info.output_height);
   right = std::min<std::int64_t>(right, info.output_width);
   const std::int64_t components = info.output_components;
-  const PixelLayout layout{bottom - top, right - left, components, false};
+  const PixelLayout layout{bottom - top, right - left, components, false, components == 4};
   // The decoded columns reach one iMCU (the widest component's block at
   // this scale) beyond the window on either side where the image goes on:
   // the chroma upsampling blends each pixel with its neighbours, and at the

@@ -19,6 +19,7 @@
 #include <jpeglib.h>  // after <cstdio>: it needs FILE
 
 #include "image_decode.h"
+#include "image_transforms.h"
 #include "jpeg_window.h"
 #include "orchestrate/error.h"
 #include "orchestrate/testing/python_reference.h"
@@ -98,7 +99,7 @@ TEST_F(JpegWindow, AWholeImageDecodesToTurboJpegsBytesAtEveryScale) {
   for (const auto& name : names()) {
     const std::string jpeg = bytes(name);
     const auto full = turbojpeg_decode(jpeg, 8);
-    for (int eighths = 1; eighths <= 8; ++eighths) {
+    for (const int eighths : {1, 2, 4, 8}) {  // the scales with SIMD inverse DCTs (jpeg_scale_eighths)
       SCOPED_TRACE(name + " at " + std::to_string(eighths) + "/8");
       const auto height = full.size(0), width = full.size(1);
       // The smallest min_side that still needs this scale.
@@ -139,6 +140,24 @@ TEST_F(JpegWindow, AWindowIsThatRegionOfTheWholeDecode) {
                                            << (ours.to(at::kInt) - region.to(at::kInt)).abs().max().item<int>();
     }
   }
+}
+
+// What the datasets get: RGB four bytes apart, the same pixels; resized and
+// packed (mirrored or not) they are what contiguous pixels give.
+TEST_F(JpegWindow, FourByteRgbIsTheSamePixelsAndResizesTheSame) {
+  const std::string jpeg = bytes("420.jpg");
+  const DecodeWindow window{40, 60, 200, 300, 0};
+  const auto view = decode_image(jpeg, 3, "420.jpg", [&](std::int64_t, std::int64_t) { return window; });
+  EXPECT_EQ(view.stride(1), 4);
+  const auto contiguous = window_decode(jpeg, window);
+  ASSERT_TRUE(at::equal(view, contiguous));
+  const auto resized = resize_pixels(view, 224, 224);
+  EXPECT_TRUE(at::equal(resized, resize_pixels(contiguous, 224, 224)));
+  EXPECT_TRUE(at::equal(packed_pixels(resized), resized.contiguous()));
+  EXPECT_TRUE(packed_pixels(resized).is_contiguous());
+  EXPECT_TRUE(at::equal(packed_pixels(resized, /*mirror=*/true), resized.flip({1}).contiguous()));
+  const auto grey = decode_image(jpeg, 1, "420.jpg", [&](std::int64_t, std::int64_t) { return window; });
+  EXPECT_TRUE(at::equal(grey, decode_image(jpeg, 1, "420.jpg").narrow(0, 40, 200).narrow(1, 60, 300)));
 }
 
 TEST_F(JpegWindow, ThreadsDecodingAtOnceGetWhatOneThreadGets) {

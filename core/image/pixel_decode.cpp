@@ -67,10 +67,10 @@ PixelLayout decode_png_window(std::string_view bytes, const std::string& source,
 }  // namespace
 
 PixelLayout decode_pixels(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
-                          const ChooseWindow& choose, const PixelBuffer& buffer) {
+                          const ChooseWindow& choose, const PixelBuffer& buffer, bool four_byte_rgb) {
   switch (sniff_image_format(bytes)) {
     case ImageFormat::png: return decode_png_window(bytes, source, max_pixels, choose, buffer);
-    case ImageFormat::jpeg: return decode_jpeg_window(bytes, source, max_pixels, choose, buffer);
+    case ImageFormat::jpeg: return decode_jpeg_window(bytes, source, max_pixels, choose, buffer, four_byte_rgb);
     case ImageFormat::unknown: break;
   }
   read_image_header(bytes, source, max_pixels);  // throws, naming what the bytes are not

@@ -21,6 +21,9 @@ struct PixelLayout {
   std::int64_t width = 0;
   std::int64_t channels = 0;
   bool alpha = false;
+  // A colour JPEG decoded four bytes a pixel (RGBX, channels 4): the fourth
+  // byte is padding, not alpha. Asked for with four_byte_rgb.
+  bool padding = false;
 };
 
 // Given the layout, returns where to write height * width * channels bytes.
@@ -32,7 +35,9 @@ using PixelBuffer = std::function<std::uint8_t*(const PixelLayout&)>;
 // whole and the window copied out. An image declaring more than max_pixels
 // pixels is refused before any allocation; a corrupt, unsupported or too
 // large image throws orchestrate::Error naming `source` and why.
+// four_byte_rgb: a colour JPEG comes as RGBX (PixelLayout::padding), the
+// layout ATen's uint8 resize works in without repacking.
 PixelLayout decode_pixels(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
-                          const ChooseWindow& choose, const PixelBuffer& buffer);
+                          const ChooseWindow& choose, const PixelBuffer& buffer, bool four_byte_rgb = false);
 
 }  // namespace orchestrate

@@ -80,7 +80,9 @@ struct DatasetContext {
 };
 
 struct Example {
-  at::Tensor pixels;       // uint8 [H, W, channels], contiguous
+  // uint8 [H, W, channels], contiguous; but a windowed colour JPEG's pixels
+  // may be four bytes apart (decode_image), the layout the resize takes.
+  at::Tensor pixels;
   std::int64_t label = 0;  // in [0, num_classes)
   // The pixels are SampleRequest::window's region (at any scale), not the
   // whole image: set by a dataset that passed the window to the decoder.

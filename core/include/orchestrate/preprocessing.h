@@ -63,7 +63,8 @@ class ORCHESTRATE_API Preprocessing {
   // image at full scale.
   virtual DecodeWindow decode_window(std::int64_t height, std::int64_t width, std::uint64_t seed) const;
   // decode_window's pixels, uint8 [H, W, C] at any scale of at least the
-  // window's min_side, to contiguous uint8 [h, w, C] at output_shape(). Every
+  // window's min_side (not always contiguous: a windowed JPEG's RGB pixels
+  // may be four bytes apart), to contiguous uint8 [h, w, C] at output_shape(). Every
   // random choice comes from `seed` (SampleRequest::seed), so the same seed
   // gives the same pixels whatever thread calls. Called concurrently.
   virtual at::Tensor prepare_sample(const at::Tensor& pixels, std::uint64_t seed) const = 0;

@@ -61,8 +61,8 @@ class ImagePreset final : public Preprocessing {
   JitterStrength jitter_;
   std::vector<double> mean_;  // one per channel
   std::vector<double> std_;
-  at::Tensor mean_tensor_;    // float [1, C, 1, 1] on the CPU
-  at::Tensor std_tensor_;
+  at::Tensor scale_tensor_;  // float [1, C, 1, 1] on the CPU: 1 / (255 std)
+  at::Tensor bias_tensor_;   // -mean / std
 };
 
 }  // namespace orchestrate::preprocessing
