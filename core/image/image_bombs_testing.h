@@ -54,9 +54,10 @@ inline std::string png_declaring(std::uint32_t width, std::uint32_t height) {
   return bytes;
 }
 
-// A JPEG of 8 x 8 pixels whose frame header (SOF) declares width x height
-// (JPEG's sides are 16-bit, so at most 65535 each).
-inline std::string jpeg_declaring(std::uint16_t width, std::uint16_t height) {
+// An 8 x 8 RGB image (small_rgb) as libjpeg writes it: baseline at quality
+// 90, or progressive in the given scans (a scan script, jpeglib.h's
+// jpeg_scan_info) when there are any.
+inline std::string small_jpeg(const std::vector<jpeg_scan_info>& scans = {}) {
   jpeg_compress_struct info{};
   jpeg_error_mgr errors{};
   info.err = jpeg_std_error(&errors);  // a failure here exits: a broken libjpeg, not a test result
@@ -70,6 +71,10 @@ inline std::string jpeg_declaring(std::uint16_t width, std::uint16_t height) {
   info.in_color_space = JCS_RGB;
   jpeg_set_defaults(&info);
   jpeg_set_quality(&info, 90, TRUE);
+  if (!scans.empty()) {
+    info.scan_info = scans.data();
+    info.num_scans = static_cast<int>(scans.size());
+  }
   auto pixels = small_rgb();
   jpeg_start_compress(&info, TRUE);
   for (JDIMENSION row = 0; row < 8; ++row) {
@@ -80,6 +85,13 @@ inline std::string jpeg_declaring(std::uint16_t width, std::uint16_t height) {
   jpeg_destroy_compress(&info);
   std::string bytes(reinterpret_cast<const char*>(encoded), size);
   std::free(encoded);
+  return bytes;
+}
+
+// A JPEG of 8 x 8 pixels whose frame header (SOF) declares width x height
+// (JPEG's sides are 16-bit, so at most 65535 each).
+inline std::string jpeg_declaring(std::uint16_t width, std::uint16_t height) {
+  std::string bytes = small_jpeg();
   // SOF0: FF C0, length (2), precision (1), height (2), width (2).
   const auto sof = bytes.find("\xFF\xC0");
   if (sof == std::string::npos) throw std::runtime_error("the test JPEG has no SOF0 marker");

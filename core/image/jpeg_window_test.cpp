@@ -16,8 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include <jpeglib.h>  // after <cstdio>: it needs FILE
-
+#include "image_bombs_testing.h"
 #include "image_decode.h"
 #include "image_transforms.h"
 #include "jpeg_window.h"
@@ -200,22 +199,10 @@ TEST_F(JpegWindow, AWindowOutsideTheImageIsNamedAsThePluginsBug) {
   }
 }
 
-// A valid progressive JPEG of 8 x 8 pixels in `scans` scans (each AC
-// coefficient of each component refined bit by bit): tiny, and each scan is
-// a pass over the whole image for the decoder.
+// A valid progressive JPEG of 8 x 8 pixels whose AC coefficients are sent
+// bit by bit in `passes` passes, one scan per coefficient and component:
+// tiny, and each scan a pass over the whole image for the decoder.
 std::string progressive_jpeg(int passes) {
-  jpeg_compress_struct info{};
-  jpeg_error_mgr errors{};
-  info.err = jpeg_std_error(&errors);
-  jpeg_create_compress(&info);
-  unsigned char* encoded = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&info, &encoded, &size);
-  info.image_width = 8;
-  info.image_height = 8;
-  info.input_components = 3;
-  info.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&info);
   std::vector<jpeg_scan_info> scans;
   scans.push_back({3, {0, 1, 2, 0}, 0, 0, 0, 0});  // DC of all three
   for (int pass = 0; pass < passes; ++pass)
@@ -224,19 +211,7 @@ std::string progressive_jpeg(int passes) {
         const int bit = passes - 1 - pass;  // successive approximation, high bits first
         scans.push_back({1, {component, 0, 0, 0}, k, k, pass == 0 ? 0 : bit + 1, bit});
       }
-  info.scan_info = scans.data();
-  info.num_scans = static_cast<int>(scans.size());
-  std::vector<unsigned char> pixels(8 * 8 * 3, 128);
-  jpeg_start_compress(&info, TRUE);
-  for (JDIMENSION row = 0; row < 8; ++row) {
-    JSAMPROW line = pixels.data() + row * 8 * 3;
-    jpeg_write_scanlines(&info, &line, 1);
-  }
-  jpeg_finish_compress(&info);
-  jpeg_destroy_compress(&info);
-  std::string out(reinterpret_cast<const char*>(encoded), size);
-  std::free(encoded);
-  return out;
+  return testing::small_jpeg(scans);
 }
 
 TEST(JpegScans, AProgressiveFileWithMoreScansThanTheLimitIsRefused) {
