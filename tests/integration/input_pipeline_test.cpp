@@ -1,12 +1,14 @@
 // The input pipeline through the whole host: its thread count, the decoded-
 // example cache and the shuffle buffer change how batches are made, never
 // which steps a run takes; a shuffle buffer where it does not apply is
-// refused in one line; `bench-input` times the pipeline alone.
+// refused in one line; `bench-input` times the pipeline alone. Decoding only
+// the crop's window of each JPEG trains exactly as decoding it whole does.
 #include <gtest/gtest.h>
 
 #include <regex>
 
 #include "command_runner.h"
+#include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
 #include "run_store.h"
 
@@ -74,6 +76,54 @@ TEST(InputPipeline, ThreadsAndTheCacheLeaveTheStepsUnchanged) {
 
 // A TFRecord stream shuffled through a buffer (the orders themselves are
 // epoch_plan_test's): the same steps whatever the thread count.
+// Photo-like JPEGs of 100 x 80 in an image folder, two classes.
+void write_small_photos(const ScratchDir& dir) {
+  run_python(R"(
+import gzip, os, numpy as np
+from PIL import Image
+raw = gzip.open("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz").read()
+photos = np.frombuffer(raw, np.uint8, offset=16).reshape(-1, 28, 28)
+for split, count in (("train", 40), ("val", 4)):
+    for i in range(count):
+        folder = os.path.join(")" + dir.path().string() + R"(", split, "class%d" % (i % 2))
+        os.makedirs(folder, exist_ok=True)
+        planes = [np.asarray(Image.fromarray(photos[3 * i + k]).resize((100, 80), Image.BICUBIC)) for k in range(3)]
+        Image.fromarray(np.stack(planes, axis=2)).save(os.path.join(folder, "%d.jpg" % i), quality=90)
+)");
+}
+
+std::string small_photos_recipe(const ScratchDir& dir, int size) {
+  return R"(schema_version = 1
+[run]
+batch_size = 8
+max_steps = 6
+num_workers = 2
+[data]
+plugin = "image_folder"
+root = ")" + dir.path().string() + R"("
+channels = 3
+[preprocessing]
+plugin = "resnet"
+size = )" + std::to_string(size) + "\nresize_size = " + std::to_string(size + 4) + "\n" + kConvNetWithoutEval;
+}
+
+// Photos too small for a reduced DCT scale at a crop of 56 (a window needs
+// sides of twice that): each crop's window decoded alone is exactly that
+// region of the whole decode, so the steps are those of the cache, under
+// which every image is decoded whole and the window cut out. At a crop of
+// 32 some windows are decoded at half scale, and the steps differ: the test
+// tells the two paths apart.
+TEST(InputPipeline, DecodingOnlyTheCropTakesTheStepsOfAWholeDecode) {
+  ScratchDir dir;
+  write_small_photos(dir);
+  const auto windowed = losses(dir, small_photos_recipe(dir, 56), "");
+  ASSERT_EQ(windowed.size(), 6u);
+  EXPECT_EQ(losses(dir, small_photos_recipe(dir, 56), "--set run.cache_mb=16"), windowed);
+  const auto reduced = losses(dir, small_photos_recipe(dir, 32), "");
+  ASSERT_EQ(reduced.size(), 6u);
+  EXPECT_NE(losses(dir, small_photos_recipe(dir, 32), "--set run.cache_mb=16"), reduced);
+}
+
 TEST(InputPipeline, AShuffledStreamTakesTheSameStepsOnAnyThreadCount) {
   ScratchDir dir;
   const auto buffered = losses(dir, kTfRecordRecipe, "--set run.shuffle_buffer_size=4 --set run.num_workers=0");
