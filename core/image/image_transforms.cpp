@@ -70,6 +70,28 @@ at::Tensor central_fraction_crop(const at::Tensor& pixels, double fraction) {
 
 at::Tensor flip_horizontally(const at::Tensor& pixels) { return pixels.flip({1}); }
 
+namespace {
+
+// Pixels of `channels` bytes, `pixel_stride` apart, rows `row_stride` apart,
+// to contiguous rows, mirrored if asked. Channels = 3 is instantiated with the
+// count fixed, so the compiler unrolls the common case (RGB); 0 reads it from
+// `channels`.
+template <int Channels>
+void pack_rows(const std::uint8_t* in, std::uint8_t* out, std::int64_t height, std::int64_t width,
+               std::int64_t channels, std::int64_t row_stride, std::int64_t pixel_stride, bool mirror) {
+  const std::int64_t c_count = Channels > 0 ? Channels : channels;
+  for (std::int64_t y = 0; y < height; ++y) {
+    const std::uint8_t* row = in + y * row_stride;
+    std::uint8_t* out_row = out + y * width * c_count;
+    for (std::int64_t x = 0; x < width; ++x) {
+      const std::uint8_t* pixel = row + (mirror ? width - 1 - x : x) * pixel_stride;
+      for (std::int64_t c = 0; c < c_count; ++c) out_row[x * c_count + c] = pixel[c];
+    }
+  }
+}
+
+}  // namespace
+
 // By hand: a loop over rows and pixels, because at::Tensor::contiguous() on
 // four-byte RGB pixels takes ATen's generic strided copy (measured: 0.46 ms
 // for 224 x 224, more than the resize).
@@ -81,30 +103,9 @@ at::Tensor packed_pixels(const at::Tensor& pixels, bool mirror) {
   const std::int64_t height = pixels.size(0), width = pixels.size(1), channels = pixels.size(2);
   if (!mirror && pixels.is_contiguous()) return pixels;
   auto out = at::empty({height, width, channels}, pixels.options());
-  const std::uint8_t* in = pixels.data_ptr<std::uint8_t>();
-  std::uint8_t* to = out.data_ptr<std::uint8_t>();
-  const std::int64_t row_stride = pixels.stride(0), pixel_stride = pixels.stride(1);
-  if (channels == 3 && pixel_stride == 4) {  // a windowed JPEG's RGB: fixed sizes, so the compiler unrolls it
-    for (std::int64_t y = 0; y < height; ++y) {
-      const std::uint8_t* row = in + y * row_stride;
-      std::uint8_t* out_row = to + y * width * 3;
-      for (std::int64_t x = 0; x < width; ++x) {
-        const std::uint8_t* pixel = row + 4 * (mirror ? width - 1 - x : x);
-        out_row[3 * x] = pixel[0];
-        out_row[3 * x + 1] = pixel[1];
-        out_row[3 * x + 2] = pixel[2];
-      }
-    }
-    return out;
-  }
-  for (std::int64_t y = 0; y < height; ++y) {
-    const std::uint8_t* row = in + y * row_stride;
-    std::uint8_t* out_row = to + y * width * channels;
-    for (std::int64_t x = 0; x < width; ++x) {
-      const std::uint8_t* pixel = row + (mirror ? width - 1 - x : x) * pixel_stride;
-      for (std::int64_t c = 0; c < channels; ++c) out_row[x * channels + c] = pixel[c];
-    }
-  }
+  const auto pack = channels == 3 ? pack_rows<3> : pack_rows<0>;
+  pack(pixels.data_ptr<std::uint8_t>(), out.data_ptr<std::uint8_t>(), height, width, channels, pixels.stride(0),
+       pixels.stride(1), mirror);
   return out;
 }
 

@@ -48,7 +48,8 @@ PixelLayout decode_png(std::string_view bytes, const std::string& source, std::i
 PixelLayout decode_png_window(std::string_view bytes, const std::string& source, std::int64_t max_pixels,
                               const ChooseWindow& choose, const PixelBuffer& buffer) {
   if (!choose) return decode_png(bytes, source, max_pixels, buffer);
-  thread_local std::vector<std::uint8_t> whole;
+  // Not kept between images: one large PNG would pin its size per thread.
+  std::vector<std::uint8_t> whole;
   const PixelLayout full = decode_png(bytes, source, max_pixels, [&](const PixelLayout& l) {
     whole.resize(static_cast<std::size_t>(l.height * l.width * l.channels));
     return whole.data();

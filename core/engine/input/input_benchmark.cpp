@@ -7,10 +7,10 @@
 #include <sstream>
 
 #include "batch_pipeline.h"
-#include "elapsed_seconds.h"
 #include "components.h"
 #include "compute_setup.h"
 #include "device_batch_feeder.h"
+#include "elapsed_seconds.h"
 #include "orchestrate/error.h"
 #include "rank_shards.h"
 #include "settings.h"
