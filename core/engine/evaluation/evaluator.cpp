@@ -45,9 +45,9 @@ EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_acro
   at::Tensor loss_sum, top1, top5;
   std::int64_t seen = 0;
   for (std::int64_t i = 0; i < pipeline_.batches_per_epoch(); ++i) {
-    auto batch = feeder_.next();  // uint8 on the device
+    auto batch = feeder_.next();  // finished, on the device
     if (!batch) break;
-    const auto images = source_.preprocessing.finish_batch(batch->images);  // float and normalized there
+    const auto& images = batch->images;
     const auto& labels = batch->labels;
     const auto logits = forward(images).to(at::kFloat);
     const auto loss = at::cross_entropy_loss(logits, labels, {}, at::Reduction::Sum);

@@ -23,6 +23,9 @@ Batch BatchBufferPool::take(std::int64_t count) {
 }
 
 void BatchBufferPool::give_back(Batch buffers) {
+  // A finished batch (float images, PipelineOptions::finish_on_host) is not
+  // a buffer of this pool: it is freed with its last holder.
+  if (buffers.images.scalar_type() != at::kByte || buffers.images.dim() != 4) return;
   const std::lock_guard lock(mutex_);
   free_.push_back(std::move(buffers));
 }

@@ -148,6 +148,7 @@ void BatchPipeline::help(Work& work) {
       }
     }
     if (++work.rows_done == rows) {
+      if (options_.finish_on_host && !work.failed) finish(work);
       {
         const std::lock_guard lock(mutex_);
         work.ready = true;
@@ -193,6 +194,20 @@ void BatchPipeline::prepare_example(Work& work, std::int64_t row) {
   std::memcpy(work.batch.images.data_ptr<std::uint8_t>() + row * row_bytes,
               pixels.contiguous().data_ptr<std::uint8_t>(), static_cast<std::size_t>(row_bytes));
   work.batch.labels.data_ptr<std::int64_t>()[row] = example.label;
+}
+
+void BatchPipeline::finish(Work& work) {
+  try {
+    Batch staged = std::move(work.batch);
+    work.batch.images = source_.preprocessing.finish_batch(staged.images);
+    // The labels go out with the finished images; the uint8 buffer goes
+    // back to the pool at once, unless the finished tensor is a view of it.
+    work.batch.labels = staged.labels.clone();
+    if (staged.images.use_count() == 1 && staged.images.storage().use_count() == 1)
+      buffers_.give_back(std::move(staged));
+  } catch (...) {
+    work.fail(0, std::current_exception());
+  }
 }
 
 std::optional<Batch> BatchPipeline::hand_out(std::shared_ptr<Work> work) {

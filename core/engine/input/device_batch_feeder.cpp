@@ -83,6 +83,9 @@ std::optional<Batch> DeviceBatchFeeder::next() {
   }
   Batch out = std::move(copy.device);
   copy.device = {};
+  // Float and normalized: on the device, queued after the copy (CUDA), or
+  // done already by the pipeline's threads (CPU).
+  if (!pipeline_.finishes_batches()) out.images = pipeline_.preprocessing().finish_batch(out.images);
   handed_out_.push_back(std::move(copy));
   if (copy_stream_) stage_next_if_ready();
   return out;

@@ -1,5 +1,7 @@
 // Moves a pipeline's batches to the training device: the one place where a
-// batch crosses from host to device. uint8 crosses, a quarter of float32.
+// batch crosses from host to device. uint8 crosses, a quarter of float32,
+// and the preprocessing's finish_batch makes it float there; a pipeline
+// that finishes its batches itself (CPU training) is passed through.
 //
 // On CUDA the copy of a batch runs non-blocking on a side stream and is
 // recorded with an event that the compute stream waits on (on the GPU, the
@@ -33,8 +35,8 @@ class DeviceBatchFeeder {
   DeviceBatchFeeder(const DeviceBatchFeeder&) = delete;
   DeviceBatchFeeder& operator=(const DeviceBatchFeeder&) = delete;
 
-  // The next batch on the device (uint8 images [N, H, W, C], int64 labels),
-  // usable at once by work queued on the current stream; nullopt at the end.
+  // The next batch on the device, finished (finish_batch's images, int64
+  // labels), usable at once by work queued on the current stream; nullopt at the end.
   // Rethrows the pipeline's error at the batch it belongs to.
   std::optional<Batch> next();
 

@@ -20,14 +20,22 @@ class ValueDataset : public Dataset {
   }
 };
 
-// Hands out the pixels as they are, or (as_view) a view of them, as a
-// preprocessing whose finish_batch is a reshape would.
+// Finishes a batch as a view of its uint8 pixels, NCHW, as a preprocessing
+// whose finish_batch is a reshape would.
 class Identity : public Preprocessing {
  public:
   ImageShape output_shape() const override { return {3, 4, 4}; }
   at::Tensor prepare_sample(const at::Tensor& pixels, std::uint64_t) const override { return pixels; }
   at::Tensor finish_batch(const at::Tensor& images) const override { return images.permute({0, 3, 1, 2}); }
   ServingTransform serving_transform() const override { return {}; }
+};
+
+// Finishes a batch into a new float tensor, NCHW, as the presets do.
+class ToFloat : public Identity {
+ public:
+  at::Tensor finish_batch(const at::Tensor& images) const override {
+    return images.permute({0, 3, 1, 2}).to(at::kFloat);
+  }
 };
 
 BatchIndices batches_of(std::int64_t count, std::int64_t size) {
@@ -43,7 +51,7 @@ void expect_batch(const Batch& batch, std::int64_t b, std::int64_t size) {
   const auto images = batch.images.cpu();
   const auto labels = batch.labels.cpu();
   for (std::int64_t i = 0; i < size; ++i) {
-    ASSERT_EQ(images[i][3][2][1].item<int>(), (b * size + i) % 256) << "batch " << b << " row " << i;
+    ASSERT_EQ(images[i][1][3][2].item<int>(), (b * size + i) % 256) << "batch " << b << " row " << i;
     ASSERT_EQ(labels[i].item<std::int64_t>(), (b * size + i) % 10);
   }
 }
@@ -59,54 +67,66 @@ std::vector<std::string> devices() {
 class DeviceBatchFeederTest : public ::testing::TestWithParam<std::string> {
  protected:
   c10::Device device() const { return c10::Device(GetParam()); }
-  PipelineOptions options(int workers) const { return {workers, 3, device().is_cuda()}; }
+  // finish_on_host: the pipeline's threads finish the batches (as for CPU
+  // training); otherwise the feeder does, on the device.
+  PipelineOptions options(int workers, bool finish_on_host) const {
+    PipelineOptions options{workers, 3, device().is_cuda()};
+    options.finish_on_host = finish_on_host;
+    return options;
+  }
 };
 
-// Every batch arrives on the device, in order, and the buffers are reused
-// (the pool makes only about the prefetch window's worth).
-TEST_P(DeviceBatchFeederTest, HandsOutEveryBatchOnTheDeviceAndReusesBuffers) {
-  for (const int workers : {0, 2}) {
-    SCOPED_TRACE(workers);
-    ValueDataset dataset;
-    Identity preprocessing;
-    BatchPipeline pipeline({dataset, preprocessing}, batches_of(40, 8), options(workers));
-    DeviceBatchFeeder feeder(pipeline, device());
-    std::int64_t b = 0;
-    while (auto batch = feeder.next()) {
-      ASSERT_EQ(batch->images.device().type(), device().type());
-      ASSERT_EQ(batch->labels.device().type(), device().type());
-      ASSERT_EQ(batch->images.sizes(), (at::IntArrayRef{8, 4, 4, 3}));
-      const auto finished = preprocessing.finish_batch(batch->images);  // a view, dropped with the batch
-      expect_batch(*batch, b++, 8);
+// Every batch arrives on the device, finished, in order, and the uint8
+// buffers are reused (the pool makes only about the prefetch window's worth),
+// whoever finishes the batches.
+TEST_P(DeviceBatchFeederTest, HandsOutEveryBatchFinishedOnTheDeviceAndReusesBuffers) {
+  for (const bool finish_on_host : {false, true})
+    for (const int workers : {0, 2}) {
+      SCOPED_TRACE(std::to_string(workers) + " workers, finish_on_host " + std::to_string(finish_on_host));
+      ValueDataset dataset;
+      ToFloat preprocessing;
+      BatchPipeline pipeline({dataset, preprocessing}, batches_of(40, 8), options(workers, finish_on_host));
+      DeviceBatchFeeder feeder(pipeline, device());
+      std::int64_t b = 0;
+      while (auto batch = feeder.next()) {
+        ASSERT_EQ(batch->images.device().type(), device().type());
+        ASSERT_EQ(batch->labels.device().type(), device().type());
+        ASSERT_EQ(batch->images.sizes(), (at::IntArrayRef{8, 3, 4, 4}));
+        ASSERT_EQ(batch->images.scalar_type(), at::kFloat);
+        expect_batch(*batch, b++, 8);
+      }
+      EXPECT_EQ(b, 40);
+      EXPECT_LE(pipeline.buffer_allocations(), 3 + 3);
     }
-    EXPECT_EQ(b, 40);
-    EXPECT_LE(pipeline.buffer_allocations(), 3 + 3);
-  }
 }
 
 // A batch the consumer still holds (or a view of it) is never overwritten:
-// its buffers are not reused until nothing but the feeder refers to them.
+// its buffers are not reused until nothing but the feeder refers to them,
+// and a finished batch that is a view of its uint8 buffer keeps that buffer.
 TEST_P(DeviceBatchFeederTest, NeverReusesABufferStillHeld) {
-  ValueDataset dataset;
-  Identity preprocessing;
-  BatchPipeline pipeline({dataset, preprocessing}, batches_of(20, 4), options(2));
-  DeviceBatchFeeder feeder(pipeline, device());
-  std::vector<Batch> kept;
-  std::vector<at::Tensor> views;
-  while (auto batch = feeder.next()) {
-    if (kept.size() % 2 == 0) {
-      views.push_back(preprocessing.finish_batch(batch->images));  // only a view outlives the batch
-      kept.push_back({});
-    } else {
-      kept.push_back(*batch);
+  for (const bool finish_on_host : {false, true}) {
+    SCOPED_TRACE(finish_on_host);
+    ValueDataset dataset;
+    Identity preprocessing;
+    BatchPipeline pipeline({dataset, preprocessing}, batches_of(20, 4), options(2, finish_on_host));
+    DeviceBatchFeeder feeder(pipeline, device());
+    std::vector<Batch> kept;
+    std::vector<at::Tensor> views;
+    while (auto batch = feeder.next()) {
+      if (kept.size() % 2 == 0) {
+        views.push_back(batch->images.select(1, 1));  // only a view outlives the batch
+        kept.push_back({});
+      } else {
+        kept.push_back(*batch);
+      }
     }
-  }
-  ASSERT_EQ(kept.size(), 20u);
-  for (std::size_t b = 0; b < kept.size(); ++b) {
-    if (b % 2 == 0) {
-      ASSERT_EQ(views[b / 2].select(1, 1)[3][3][2].item<int>(), static_cast<int>(b * 4 + 3) % 256) << b;
-    } else {
-      expect_batch(kept[b], static_cast<std::int64_t>(b), 4);
+    ASSERT_EQ(kept.size(), 20u);
+    for (std::size_t b = 0; b < kept.size(); ++b) {
+      if (b % 2 == 0) {
+        ASSERT_EQ(views[b / 2][3][3][2].item<int>(), static_cast<int>(b * 4 + 3) % 256) << b;
+      } else {
+        expect_batch(kept[b], static_cast<std::int64_t>(b), 4);
+      }
     }
   }
 }

@@ -1,7 +1,5 @@
 #include "input_benchmark.h"
 
-#include <c10/util/ParallelGuard.h>
-
 #include <algorithm>
 #include <chrono>
 #include <sstream>
@@ -57,18 +55,12 @@ InputMeasurement measure_input(const Recipe& recipe, const Registry& registry, s
       per_epoch, epochs, compute.pipeline);
   DeviceBatchFeeder feeder(pipeline, compute.device);
   Clock::time_point first;
-  // On the CPU, finish_batch's ops on this thread alone: a team of intra-op
-  // threads would spin between the batch's few ops, on the cores the
-  // pipeline's threads need (measured: 13 % of the time in libgomp). A GPU
-  // runs them on the device.
-  const c10::ParallelGuard serial(compute.device.is_cpu());
   while (m.batches < total) {
     auto next = feeder.next();
     if (!next) break;
-    // The float conversion and normalization a training step starts with,
-    // waited for (on the CPU the ops have finished when they return).
-    const auto images = preprocessing->finish_batch(next->images);
-    if (!images.is_cpu()) (void)images.sum().item<double>();
+    // finish_batch, the float conversion and normalization a training step
+    // starts with, waited for (on the CPU the pipeline's threads did it).
+    if (!next->images.is_cpu()) (void)next->images.sum().item<double>();
     if (m.batches++ == 0) {
       first = Clock::now();
       m.first_batch_s = std::chrono::duration<double>(first - piped).count();

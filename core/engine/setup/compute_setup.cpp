@@ -54,6 +54,7 @@ ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
   compute.pipeline.workers = s.run.num_workers;
   compute.pipeline.prefetch = s.run.prefetch_batches;
   compute.pipeline.pin_memory = compute.device.is_cuda();
+  compute.pipeline.finish_on_host = compute.device.is_cpu();
   compute.pipeline.cache_bytes = static_cast<std::size_t>(s.run.cache_mb) << 20;
   // Seeded before any component exists, so weight init and augmentation are reproducible.
   at::manual_seed(s.run.seed);

@@ -105,8 +105,7 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
 // Only the update's last micro-batch all-reduces its gradients (`last`).
 at::Tensor TrainingRun::micro_batch(const Batch& batch, StepTiming& timing, bool last) {
   auto t0 = Clock::now();
-  // uint8 over the bus, a quarter of float32; converted and normalized on the device.
-  auto images = c_.train_preprocessing->finish_batch(batch.images);
+  auto images = batch.images;  // finished by the feeder (DeviceBatchFeeder)
   if (channels_last_) images = images.contiguous(at::MemoryFormat::ChannelsLast);
   const auto& labels = batch.labels;
   timing.data_wait_s += seconds_between(t0, Clock::now());
