@@ -145,8 +145,9 @@ at::Tensor ImagePreset::finish_batch(const at::Tensor& images) const {
   // whole batch to a float temporary (measured: 61 % of bench-input's page
   // faults). Laid out NCHW afresh (a permuted view of grey images would
   // look channels-last).
-  auto x = at::empty({images.size(0), images.size(3), images.size(1), images.size(2)},
-                     images.options().dtype(at::kFloat));
+  // Into a kept batch no one holds any more, not fresh pages (BatchOutputPool).
+  auto x = outputs_.take({images.size(0), images.size(3), images.size(1), images.size(2)},
+                         images.options().dtype(at::kFloat));
   x.copy_(images.permute({0, 3, 1, 2}));
   return at::addcmul_out(x, bias_tensor_.to(images.device()), x, scale_tensor_.to(images.device()));
 }

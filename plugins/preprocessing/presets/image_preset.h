@@ -19,6 +19,7 @@
 
 #include "orchestrate/params.h"
 #include "orchestrate/preprocessing.h"
+#include "orchestrate/presets/batch_output_pool.h"
 #include "orchestrate/presets/colour_jitter.h"
 #include "orchestrate/presets/random_resized_crop.h"
 
@@ -57,6 +58,7 @@ class ImagePreset final : public Preprocessing {
   std::int64_t resize_size_;
   double central_fraction_;
   CropRanges crop_;
+  BatchOutputPool outputs_;  // finish_batch's float batches, reused
   bool flip_;
   JitterStrength jitter_;
   std::vector<double> mean_;  // one per channel

@@ -175,6 +175,26 @@ TEST(PresetTrainVariant, OutputIsTheConfiguredSizeWhateverTheInput) {
   }
 }
 
+// finish_batch is torchvision's ToDtype(scale=True) + Normalize, and a
+// batch finished into memory reused from an earlier batch (BatchOutputPool)
+// has exactly the values of one finished into fresh memory.
+TEST(PresetFinishBatch, IsToDtypeAndNormalizeAlsoInReusedMemory) {
+  const auto preset = make("resnet", PreprocessingVariant::train, 3);
+  const auto mean = at::tensor({0.485f, 0.456f, 0.406f}).view({1, 3, 1, 1});
+  const auto std = at::tensor({0.229f, 0.224f, 0.225f}).view({1, 3, 1, 1});
+  const void* first_memory = nullptr;
+  for (int batch = 0; batch < 3; ++batch) {
+    const auto images = at::randint(0, 256, {4, 224, 224, 3}, at::kByte);
+    const auto finished = preset->finish_batch(images);
+    const auto expected = (images.permute({0, 3, 1, 2}).to(at::kFloat) / 255 - mean) / std;
+    ASSERT_EQ(finished.sizes(), (at::IntArrayRef{4, 3, 224, 224}));
+    EXPECT_TRUE(finished.is_contiguous());
+    EXPECT_LT((finished - expected).abs().max().item<float>(), 1e-5) << "batch " << batch;
+    if (batch == 0) first_memory = finished.data_ptr();
+    if (batch == 2) EXPECT_EQ(finished.data_ptr(), first_memory) << "the first batch's memory was not reused";
+  }
+}
+
 TEST(PresetServing, TheExportedTransformIsTheEvalVariants) {
   const auto resnet = make("resnet", PreprocessingVariant::eval, 3)->serving_transform();
   EXPECT_EQ(resnet.resize_shorter, 256);
