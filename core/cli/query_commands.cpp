@@ -1,7 +1,10 @@
 // `orchestrate runs` and `orchestrate report`: read-only queries over the run store.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
+#include "bottleneck_verdict.h"
 #include "command.h"
 #include "options.h"
 #include "orchestrate/error.h"
@@ -85,7 +88,33 @@ int report_command(const std::vector<std::string>& arguments) {
     for (auto& row : rows)
       if (row.rank == "job") row.scaling_efficiency = scaling_efficiency(row, baseline);
   }
-  std::cout << render(throughput_table(rows), format);
+  // The verdict: what limits each run and the recipe change for it
+  // (bottleneck_verdict.h); rank rows get none, but name a straggler.
+  std::vector<Verdict> verdicts;
+  std::map<std::int64_t, Straggler> stragglers;
+  std::map<std::int64_t, std::vector<ThroughputRow>> by_run;
+  for (const auto& row : rows) {
+    const RunSummary& run = *std::find_if(runs.begin(), runs.end(), [&](const auto& r) { return r.id == row.run_id; });
+    verdicts.push_back(row.rank == "job" ? bottleneck_verdict(row, run_facts(store, run)) : Verdict{});
+    by_run[row.run_id].push_back(row);
+  }
+  if (per_rank)
+    for (const auto& [id, ranks] : by_run)
+      if (auto straggler = find_straggler(ranks)) stragglers.emplace(id, *straggler);
+  Table table = throughput_table(rows);
+  const bool for_people = format == TableFormat::table || format == TableFormat::markdown;
+  add_verdict_columns(table, rows, verdicts, !for_people);
+  if (per_rank && !for_people) {
+    table.headers.push_back("straggler");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const auto it = stragglers.find(rows[i].run_id);
+      table.rows[i].push_back(rows[i].rank == "job" && it != stragglers.end()
+                                  ? text_cell(it->second.rank == "job" ? "0" : it->second.rank)
+                                  : Cell());
+    }
+  }
+  std::cout << render(table, format);
+  if (for_people) std::cout << verdict_text(rows, verdicts, stragglers);
   return 0;
 }
 

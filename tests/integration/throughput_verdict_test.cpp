@@ -1,0 +1,131 @@
+// `report throughput`'s verdict on three real runs: the limit it names and
+// the recipe change it proposes (core/store/bottleneck_verdict.h).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "command_runner.h"
+#include "orchestrate/testing/python_reference.h"
+#include "orchestrate/testing/scratch_dir.h"
+
+namespace orchestrate::testing {
+namespace {
+
+// 48 photo-like JPEGs of 1600 x 1200: decoding one takes longer than a
+// ResNet-18 step spends on it at 64 x 64, so a pipeline on the training
+// thread starves the model.
+void write_large_photos(const ScratchDir& dir) {
+  run_python(R"(
+import gzip, os, numpy as np
+from PIL import Image
+raw = gzip.open("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz").read()
+photos = np.frombuffer(raw, np.uint8, offset=16).reshape(-1, 28, 28)
+rng = np.random.default_rng(0)
+for split, count in (("train", 48), ("val", 2)):
+    for i in range(count):
+        folder = os.path.join(")" + dir.file("photos") + R"(", split, "class%d" % (i % 2))
+        os.makedirs(folder, exist_ok=True)
+        base = np.asarray(Image.fromarray(photos[i]).resize((1600, 1200), Image.BICUBIC), np.float32)
+        rgb = np.clip(base[..., None] + rng.normal(0, 12, (1200, 1600, 3)), 0, 255).astype(np.uint8)
+        Image.fromarray(rgb).save(os.path.join(folder, "%d.jpg" % i), quality=92)
+)");
+}
+
+const char* const kPhotoRecipe = R"(schema_version = 1
+[run]
+seed = 1
+device = "cpu"
+batch_size = 16
+max_steps = 12
+[data]
+plugin = "image_folder"
+channels = 3
+[preprocessing]
+plugin = "resnet"
+size = 64
+resize_size = 73
+[model]
+plugin = "resnet_v1"
+depth = 18
+[optimizer]
+plugin = "sgd"
+[eval]
+enabled = false
+[checkpoint]
+at_end = false
+)";
+
+nlohmann::json report_row(const ScratchDir& dir, const std::string& run) {
+  const auto report = run_orchestrate("report throughput " + run + " --format json --db " + dir.file("runs.db"));
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  return nlohmann::json::parse(report.output).at(0);
+}
+
+TEST(ThroughputVerdict, DecodingOnTheTrainingThreadIsInputBoundAndWorkersMakeItComputeBound) {
+  ScratchDir dir;
+  write_large_photos(dir);
+  const std::string recipe = dir.write("photos.toml", kPhotoRecipe);
+  const std::string common = " --set data.root=" + dir.file("photos") + " --db " + dir.file("runs.db") + " --quiet";
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --set run.name=starved --set run.num_workers=0" + common).exit_code, 0);
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --set run.name=fed --set run.num_workers=2" + common).exit_code, 0);
+
+  const auto starved = report_row(dir, "starved");
+  EXPECT_EQ(starved["limit"], "input") << starved.dump(1);
+  const std::string fixes = starved["fixes"];
+  EXPECT_EQ(fixes.rfind("[run] num_workers = ", 0), 0u) << fixes;  // up to the cores, whatever this host has
+  EXPECT_NE(fixes.find("(now 0; the host has "), std::string::npos) << fixes;
+  EXPECT_NE(std::string(starved["evidence"]).find("waited for data"), std::string::npos);
+
+  const auto fed = report_row(dir, "fed");
+  EXPECT_EQ(fed["limit"], "compute") << fed.dump(1);
+  EXPECT_LT(fed["data_wait_share"].get<double>(), 0.1) << fed.dump(1);
+
+  // For people: the verdict and each fix on lines of their own under the table.
+  const auto text = run_orchestrate("report throughput starved --db " + dir.file("runs.db"));
+  EXPECT_NE(text.output.find("(starved): input-bound: the model waited for data "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("\n  try: [run] num_workers = "), std::string::npos) << text.output;
+}
+
+TEST(ThroughputVerdict, TwoRanksWithATinyBucketAndALargeModelAreCommunicationBound) {
+  ScratchDir dir;
+  const std::string recipe = dir.write("comm.toml", R"(schema_version = 1
+[run]
+name = "chatty"
+seed = 1
+device = "cpu"
+batch_size = 2
+max_steps = 12
+threads = 1
+[data]
+plugin = "mock"
+height = 32
+width = 32
+train_size = 256
+test_size = 16
+[preprocessing]
+plugin = "none"
+[model]
+plugin = "resnet_v1"
+depth = 50
+[optimizer]
+plugin = "sgd"
+[distributed]
+bucket_size_mb = 0.01
+[eval]
+enabled = false
+[checkpoint]
+at_end = false
+)");
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --nproc 2 --db " + dir.file("runs.db") + " --quiet").exit_code, 0);
+  const auto row = report_row(dir, "chatty");
+  EXPECT_EQ(row["limit"], "communication") << row.dump(1);
+  const std::string fixes = row["fixes"];
+  EXPECT_EQ(fixes.rfind("[distributed] bucket_size_mb = 25 (now 0.010", 0), 0u) << fixes;
+  EXPECT_NE(fixes.find("[gradient_compression] plugin = \"dgc\""), std::string::npos) << fixes;
+  // ResNet-50's 25.6 M float32 gradients, in MiB.
+  EXPECT_NE(std::string(row["evidence"]).find("89.75 MiB sent per update"), std::string::npos) << row.dump(1);
+}
+
+}  // namespace
+}  // namespace orchestrate::testing
