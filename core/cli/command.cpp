@@ -33,7 +33,8 @@ const std::vector<Command>& commands() {
       {"show", "everything recorded about a run: orchestrate show RUN", front_end, show_command},
       {"compare", "runs side by side, only what differs: orchestrate compare RUN RUN [RUN]...", front_end,
        compare_command},
-      {"report", "reports over recorded runs: orchestrate report throughput [RUN]...", front_end, report_command},
+      {"report", "reports over recorded runs: orchestrate report throughput [RUN]... | regressions [--name GLOB]", front_end,
+       report_command},
       {"plot", "runs' curves as a picture: orchestrate plot RUN... --metric M[,M...] -o FILE.svg|png [--scaling]",
        front_end, plot_command},
       {"checkpoints", "list a run's checkpoints: orchestrate checkpoints RUN", engine, checkpoints_command},
@@ -65,7 +66,8 @@ void print_usage(std::ostream& out) {
   for (const auto& command : commands())
     out << "  " << command.name << std::string(12 - std::string(command.name).size(), ' ') << command.summary << "\n";
   out << "\n`orchestrate <command> --help` shows a command's options.\n"
-         "exit codes: 0 ok, 1 runtime failure, 2 usage or recipe error, 3 plugin error, 130 interrupted\n";
+         "exit codes: 0 ok, 1 runtime failure, 2 usage or recipe error, 3 plugin error, 4 regression found (report\n"
+         "regressions), 130 interrupted\n";
 }
 
 void print_version(std::ostream& out) {

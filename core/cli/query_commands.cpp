@@ -8,6 +8,7 @@
 #include "command.h"
 #include "options.h"
 #include "orchestrate/error.h"
+#include "regressions.h"
 #include "reports.h"
 #include "run_selection.h"
 #include "run_store.h"
@@ -53,26 +54,62 @@ int runs_command(const std::vector<std::string>& arguments) {
   return 0;
 }
 
+namespace {
+
+// Every run, or those --name and --last select, each against the earlier
+// runs of its recipe on its machine (regressions.h). Exit code 4 when one
+// is flagged, so a CI job can fail on it.
+int regressions_report(const po::variables_map& values, const RunSelection& selection, TableFormat format) {
+  const double threshold = values["threshold"].as<double>();
+  if (!(threshold >= 0 && threshold < 100))
+    throw UsageError("report regressions: --threshold " + fixed(threshold, 2) + " is not a percentage in [0, 100)");
+  const RunStore store = open_existing_store(values);
+  std::vector<RunSummary> runs;
+  if (selection.ids.empty() && !selection.last && !selection.name_glob) {
+    RunFilter everything;
+    runs = store.find_runs(everything);
+  } else {
+    runs = select_runs(store, selection, "report");
+  }
+  const auto rows = find_regressions(store, runs, threshold / 100);
+  std::cout << render(regressions_table(rows), format);
+  const auto flagged = std::count_if(rows.begin(), rows.end(), [](const auto& row) { return row.flagged; });
+  if (flagged == 0) return 0;
+  std::cerr << "orchestrate: report regressions: " << flagged << " run" << (flagged == 1 ? "" : "s")
+            << " slower than the earlier runs of the same recipe by more than " << fixed(threshold, 1)
+            << " % and than their spread\n";
+  return static_cast<int>(ExitCode::regression);
+}
+
+}  // namespace
+
 int report_command(const std::vector<std::string>& arguments) {
   po::options_description options("report options");
-  options.add_options()("report", po::value<std::string>()->required(), "which report: throughput")(
+  options.add_options()("report", po::value<std::string>()->required(), "which report: throughput or regressions")(
       "runs", po::value<std::vector<std::string>>()->multitoken(), "run ids or names; default: the newest run")(
       "baseline", po::value<std::string>(),
       "a run to compare with: scaling_efficiency = images/s / (its images/s x workers / its workers)")(
       "per-rank", po::bool_switch(), "also a row for each rank 1.. of a data-parallel run (their own steps)")(
+      "threshold", po::value<double>()->default_value(5.0),
+      "regressions: flag a run whose median images/s fell more than this many percent below the earlier runs' "
+      "(and more than their step-to-step spread)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   add_run_selection_options(options);
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("report", 1).add("runs", -1);
   po::variables_map values;
-  if (!parse_options("report", "throughput [RUN...|--last N|--name GLOB] [--baseline RUN] [options]", options,
-                     positional, arguments, values))
+  if (!parse_options("report",
+                     "throughput [RUN...|--last N|--name GLOB] [--baseline RUN] [options]\n"
+                     "       orchestrate report regressions [--name GLOB] [--threshold PERCENT] [options]",
+                     options, positional, arguments, values))
     return 0;
   const RunSelection selection = run_selection(values, "runs", "report");
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
-  if (const auto& report = values["report"].as<std::string>(); report != "throughput")
-    throw UsageError("report: unknown report '" + report + "' (known: throughput)");
+  const auto& report = values["report"].as<std::string>();
+  if (report == "regressions") return regressions_report(values, selection, format);
+  if (report != "throughput")
+    throw UsageError("report: unknown report '" + report + "' (known: throughput, regressions)");
 
   const RunStore store = open_existing_store(values);
   const std::vector<RunSummary> runs = select_runs(store, selection, "report");

@@ -54,7 +54,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PreprocessingConformance);
 // preprocessing.h's contract, for both variants, on grey and RGB data: the
 // prepared sample has the declared shape, is uint8 and depends only on the
 // seed (not on the thread); the eval variant ignores the seed; finish_batch
-// makes float32 NCHW; both variants give the model one shape; every decode
+// makes float32 NCHW, also called from several threads at once; both variants give the model one shape; every decode
 // window lies inside the image and its pixels, at any scale it allows, make
 // a sample of that shape.
 TEST_P(PreprocessingConformance, PreparesDeclaredShapesFromTheSeedAlone) {
@@ -96,6 +96,18 @@ TEST_P(PreprocessingConformance, PreparesDeclaredShapesFromTheSeedAlone) {
       EXPECT_EQ(batch.stride(1), shape.height * shape.width);
       EXPECT_EQ(batch.stride(0), channels * shape.height * shape.width);
       EXPECT_TRUE(batch.isfinite().all().item<bool>());
+      // For CPU training each pipeline thread finishes the batches it
+      // completes: concurrent calls, each holding its result, must give the
+      // values of one call alone.
+      std::vector<at::Tensor> finished(4);
+      std::vector<std::thread> finishers;
+      const auto batch_input = at::stack({sample, sample});
+      for (auto& result : finished)
+        finishers.emplace_back([&] {
+          for (int i = 0; i < 20; ++i) result = preprocessing->finish_batch(batch_input);
+        });
+      for (auto& thread : finishers) thread.join();
+      for (const auto& result : finished) EXPECT_TRUE(result.equal(batch)) << "finish_batch on several threads at once";
       const auto transform = preprocessing->serving_transform();
       EXPECT_GT(transform.central_fraction, 0.0);
       EXPECT_LE(transform.central_fraction, 1.0);

@@ -147,6 +147,7 @@ nlohmann::ordered_json json_value(const std::vector<Cell>& row, std::size_t colu
   switch (type_at(row, column)) {
     case CellType::text: return text;
     case CellType::number: return is_number(text) ? guessed_json_value(text) : nullptr;  // JSON has no NaN
+    case CellType::boolean: return text == "true";
     case CellType::guess: break;
   }
   return guessed_json_value(text);
@@ -197,6 +198,8 @@ Cell text_cell(std::string text) { return {std::move(text), CellType::text}; }
 Cell number_cell(double value, int decimals) { return {fixed(value, decimals), CellType::number}; }
 
 Cell integer_cell(std::int64_t value) { return {std::to_string(value), CellType::number}; }
+
+Cell bool_cell(bool value) { return {value ? "true" : "false", CellType::boolean}; }
 
 std::string render_sections(const std::vector<Section>& sections, TableFormat format) {
   if (format == TableFormat::json) {

@@ -12,7 +12,7 @@ namespace orchestrate {
 // number, "" is null, anything else a string; fine for cells that are
 // numbers or free text, wrong for text that may look like a number (a run
 // named "42"), which is what `text` is for.
-enum class CellType { guess, text, number };
+enum class CellType { guess, text, number, boolean };
 
 struct Cell {
   Cell() = default;  // empty: null in JSON
@@ -28,6 +28,8 @@ Cell text_cell(std::string text);
 // `decimals` digits after the point; a NaN or infinity prints as nan, inf, -inf and is null in JSON.
 Cell number_cell(double value, int decimals);
 Cell integer_cell(std::int64_t value);
+// "true" or "false"; a JSON boolean.
+Cell bool_cell(bool value);
 
 struct Table {
   std::vector<std::string> headers;

@@ -258,5 +258,56 @@ TEST(QueryCli, BadTagsAreRefusedBeforeAnythingRuns) {
   EXPECT_FALSE(fs::exists(dir.file("runs.db")));
 }
 
+// `report regressions` as CI would use it: a store with three equal runs of a
+// recipe and a fourth 30 % slower (made with the store's own API, so the
+// figures are exact) exits 4 and names the slow run and the phase that grew;
+// --name selecting only the equal runs exits 0.
+TEST(QueryCli, ReportRegressionsFlagsAnInjectedSlowRunWithExitCode4) {
+  ScratchDir dir;
+  const std::string db = dir.file("runs.db");
+  {
+    RunStore store(db);
+    const auto add = [&](const std::string& name, double step_s, double data_wait_s) {
+      RunRecord record;
+      record.name = name;
+      record.host = "box";
+      record.device = "cpu";
+      record.params = {{"optimizer.lr", "0.1"}, {"run.name", "\"" + name + "\""}};
+      const auto id = store.begin_run(record);
+      for (int s = 1; s <= 30; ++s) {
+        StepTiming t;
+        t.step = s;
+        t.images = 64;
+        t.total_s = step_s * (1 + 0.01 * (s % 3));
+        t.data_wait_s = data_wait_s;
+        t.compute_s = t.total_s - data_wait_s;
+        store.record_step(id, t);
+      }
+      store.finish_run(id, RunStatus::finished);
+    };
+    add("nightly_1", 0.1, 0.01);
+    add("nightly_2", 0.1, 0.01);
+    add("nightly_3", 0.1, 0.01);
+    add("slow_4", 0.13, 0.04);
+  }
+  const auto report = run_orchestrate("report regressions --format json --db " + db);
+  EXPECT_EQ(report.exit_code, 4) << report.output;
+  const auto json_start = report.output.find('[');
+  ASSERT_NE(json_start, std::string::npos) << report.output;
+  const auto rows = nlohmann::json::parse(report.output.substr(json_start, report.output.rfind(']') - json_start + 1));
+  ASSERT_EQ(rows.size(), 3u) << report.output;
+  EXPECT_EQ(rows[2]["name"], "slow_4");
+  EXPECT_EQ(rows[2]["flagged"], true);
+  EXPECT_EQ(rows[2]["grown_phase"], "data_wait");
+  EXPECT_EQ(rows[0]["flagged"], false);
+  EXPECT_NE(report.output.find("orchestrate: report regressions: 1 run slower than the earlier runs of the same "
+                               "recipe by more than 5.0 %"),
+            std::string::npos)
+      << report.output;
+  EXPECT_EQ(run_orchestrate("report regressions --name 'nightly_*' --db " + db).exit_code, 0);
+  EXPECT_EQ(run_orchestrate("report regressions --threshold 40 --db " + db).exit_code, 0) << "a 23 % drop";
+  EXPECT_EQ(run_orchestrate("report regressions --threshold -1 --db " + db).exit_code, 2);
+}
+
 }  // namespace
 }  // namespace orchestrate::testing

@@ -15,6 +15,7 @@ enum class ExitCode : int {
   runtime_failure = 1,  // training, data or I/O failed at run time
   usage = 2,            // bad command line or recipe
   plugin = 3,           // a plugin could not be loaded or was refused
+  regression = 4,       // report regressions flagged a run (a finding, not a failure)
   interrupted = 130,    // SIGINT/SIGTERM: the run was stopped cleanly
 };
 

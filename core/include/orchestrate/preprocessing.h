@@ -6,10 +6,12 @@
 //   prepare_sample  per example, on the pipeline's worker threads: that
 //                   window's uint8 [H, W, C], at any scale, to uint8
 //                   [h, w, C] at the output size (resize, flip, jitter);
-//   finish_batch    per batch, on the training device after the copy: uint8
-//                   [N, h, w, C] to the model's float32 [N, C, h, w],
-//                   scaled to [0, 1] and normalized (mean/std).
-// So the pipeline and the host-to-device copy move uint8, a quarter of float32.
+//   finish_batch    per batch: uint8 [N, h, w, C] to the model's float32
+//                   [N, C, h, w], scaled to [0, 1] and normalized
+//                   (mean/std). On a CUDA device after the copy, so the
+//                   pipeline and the copy move uint8, a quarter of float32;
+//                   for CPU training on the pipeline thread that completes
+//                   the batch, so the training thread only trains.
 //
 // A component is built twice per run: the train variant (random augmentation,
 // every random choice drawn from the sample's seed) and the eval variant
@@ -68,7 +70,10 @@ class ORCHESTRATE_API Preprocessing {
   // random choice comes from `seed` (SampleRequest::seed), so the same seed
   // gives the same pixels whatever thread calls. Called concurrently.
   virtual at::Tensor prepare_sample(const at::Tensor& pixels, std::uint64_t seed) const = 0;
-  // uint8 [N, h, w, C] on the training device to float32 [N, C, h, w] on it.
+  // uint8 [N, h, w, C] on the training device to float32 [N, C, h, w] on
+  // it. Called concurrently on a CPU device (each pipeline thread finishes
+  // the batches it completes). BatchOutputPool (orchestrate/presets) keeps
+  // the output batches for reuse.
   virtual at::Tensor finish_batch(const at::Tensor& images) const = 0;
   // The eval variant's transform, for serving exports.
   virtual ServingTransform serving_transform() const = 0;
