@@ -16,22 +16,10 @@ std::string percent(double share) {
   return text;
 }
 
-std::string decimal(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
 // "2", "0.5": a recipe value as a user writes it.
 std::string plain(double value) {
   return value == std::floor(value) && std::abs(value) < 1e15 ? std::to_string(static_cast<long long>(value))
-                                                               : decimal(value, 3);
-}
-
-double median_of(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+                                                               : fixed(value, 3);
 }
 
 void input_fixes(const ThroughputRow& row, const RunFacts& facts, std::vector<std::string>& fixes) {
@@ -45,7 +33,7 @@ void input_fixes(const ThroughputRow& row, const RunFacts& facts, std::vector<st
   if (row.median_step_s > 0 && row.p95_step_s > 2 * row.median_step_s) {
     const double prefetch = facts.number("run.prefetch_batches", 4);
     fixes.push_back("[run] prefetch_batches = " + plain(2 * prefetch) + " (now " + plain(prefetch) + "; steps vary: p95 " +
-                    decimal(row.p95_step_s, 3) + " s against a median of " + decimal(row.median_step_s, 3) + " s)");
+                    fixed(row.p95_step_s, 3) + " s against a median of " + fixed(row.median_step_s, 3) + " s)");
   }
   fixes.push_back("smaller stored images: scripts/convert_dataset shrink --max-side 320 (decoding is most of the input's work)");
 }
@@ -56,7 +44,7 @@ void communication_fixes(const ThroughputRow& row, const RunFacts& facts, std::v
     fixes.push_back("[distributed] bucket_size_mb = 25 (now " + plain(bucket) +
                     ": each bucket is an all-reduce of its own, and small ones pay the latency many times)");
   if (facts.param("gradient_compression.plugin", "none") == "none")
-    fixes.push_back("[gradient_compression] plugin = \"dgc\" (now none; " + decimal(row.bytes_per_step / 1048576.0, 1) +
+    fixes.push_back("[gradient_compression] plugin = \"dgc\" (now none; " + fixed(row.bytes_per_step / 1048576.0, 1) +
                     " MiB sent per update)");
   const double batch = facts.number("run.batch_size", 0);
   if (batch > 0)
@@ -167,7 +155,7 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
     input_fixes(row, facts, verdict.fixes);
   } else if (verdict.limit == "communication") {
     evidence << "gradient sync took " << percent(verdict.communication_share) << " of the training time, "
-             << decimal(row.bytes_per_step / 1048576.0, 2) << " MiB sent per update";
+             << fixed(row.bytes_per_step / 1048576.0, 2) << " MiB sent per update";
     communication_fixes(row, facts, verdict.fixes);
   } else if (verdict.limit == "overhead") {
     evidence << "evaluation took " << percent(eval_share) << " and the steps' time outside their phases (logging, "
@@ -191,7 +179,7 @@ std::optional<Straggler> find_straggler(const std::vector<ThroughputRow>& ranks)
   std::vector<double> others;
   for (std::size_t i = 0; i < busy.size(); ++i)
     if (i != slowest) others.push_back(busy[i]);
-  const double others_busy = median_of(others);
+  const double others_busy = median(others);
   if (others_busy <= 0 || busy[slowest] <= 1.1 * others_busy) return std::nullopt;
   return Straggler{ranks[slowest].rank, busy[slowest], others_busy};
 }

@@ -9,13 +9,6 @@
 namespace orchestrate {
 namespace {
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 constexpr std::array<const char*, 5> kPhases{"data_wait", "compute", "sync", "optimizer", "other"};
 
 // Seconds per image of each phase (kPhases' order), from a row's shares of

@@ -46,6 +46,12 @@ std::string kind_cell(const RunSummary& run) {
 
 }  // namespace
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return median_of_sorted(values);
+}
+
 double images_per_s(const StepTiming& step) {
   return step.total_s > 0 ? static_cast<double>(step.images) / step.total_s : 0.0;
 }

@@ -47,6 +47,9 @@ struct ThroughputRow {
 // the seed's scaling chart as a number (1.0: N workers are N times as fast).
 double scaling_efficiency(const ThroughputRow& row, const ThroughputRow& baseline);
 
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double median(std::vector<double> values);
+
 // One step's images / its total_s: a point of the images/s curve; 0 for a
 // step that took no time. throughput_of's percentiles are over these.
 double images_per_s(const StepTiming& step);

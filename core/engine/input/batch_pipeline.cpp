@@ -10,6 +10,7 @@
 
 #include "orchestrate/error.h"
 #include "safetensors.h"
+#include "sole_owner.h"
 
 namespace orchestrate {
 
@@ -203,8 +204,7 @@ void BatchPipeline::finish(Work& work) {
     // The labels go out with the finished images; the uint8 buffer goes
     // back to the pool at once, unless the finished tensor is a view of it.
     work.batch.labels = staged.labels.clone();
-    if (staged.images.use_count() == 1 && staged.images.storage().use_count() == 1)
-      buffers_.give_back(std::move(staged));
+    if (sole_owner(staged.images)) buffers_.give_back(std::move(staged));
   } catch (...) {
     work.fail(0, std::current_exception());
   }

@@ -5,15 +5,15 @@
 
 #include <utility>
 
+#include "sole_owner.h"
+
 namespace orchestrate {
 
 namespace {
 
-// True when no tensor but `batch`'s own refers to its memory: no other
-// handle to its tensors (on CPU the batch handed out is the same tensor) and
-// no view of their storage.
-bool only_owner(const at::Tensor& tensor) { return tensor.use_count() == 1 && tensor.storage().use_count() == 1; }
-bool only_owner(const Batch& batch) { return only_owner(batch.images) && only_owner(batch.labels); }
+// True when no tensor but `batch`'s own refers to its memory (on CPU the
+// batch handed out is the same tensor).
+bool only_owner(const Batch& batch) { return sole_owner(batch.images) && sole_owner(batch.labels); }
 
 }  // namespace
 
