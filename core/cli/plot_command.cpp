@@ -36,7 +36,7 @@ plot::Chart curves_of(const RunStore& store, const std::vector<RunSummary>& runs
                       const std::vector<std::string>& metrics, plot::XAxis x_axis) {
   // Step rows can be millions: read them only for what needs them.
   bool need_steps = x_axis != plot::XAxis::step;
-  for (const std::string& metric : metrics) need_steps = need_steps || metric == plot::kImagesPerSecond;
+  for (const std::string& metric : metrics) need_steps = need_steps || plot::is_step_series(metric);
   std::vector<plot::ChartedRun> charted;
   for (const RunSummary& run : runs) {
     charted.push_back({store.run_details(run), need_steps ? store.step_timings(run.id) : std::vector<StepTiming>{},
@@ -59,7 +59,7 @@ int plot_command(const std::vector<std::string>& arguments) {
                         "run ids or names; default: the newest run")(
       "metric", po::value<std::string>(),
       "comma-separated metrics, one panel each (default train/loss): any recorded metric (orchestrate show "
-      "lists them) or images_per_s, each step's images/s from its timings")(
+      "lists them), or a series of the step timings: images_per_s, data_wait_share, compute_share, sync_share, optimizer_share")(
       "x", po::value<std::string>(),
       "what curves are drawn against: step (default), epoch or time (s since the run started)")(
       "scaling", po::bool_switch(),

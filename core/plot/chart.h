@@ -27,6 +27,7 @@ struct Panel {
   std::string title, y_label;
   std::vector<Curve> curves;
   bool y_from_zero = false;  // y is a rate compared by ratio (images/s): the axis starts at 0
+  bool y_is_share = false;   // y is a share of a whole: the axis is 0 to 1, so a stall shows at its size
 };
 
 struct Chart {

@@ -232,7 +232,7 @@ std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::
     s << "set title " << quoted(panel.title) << " font ',13'\n"
       << "set xlabel " << quoted(chart.x_label) << "\n"
       << "set ylabel " << quoted(panel.y_label) << "\n"
-      << (panel.y_from_zero ? "set yrange [0:*]\n" : "set autoscale y\n") << "plot ";
+      << (panel.y_is_share ? "set yrange [0:1]\n" : panel.y_from_zero ? "set yrange [0:*]\n" : "set autoscale y\n") << "plot ";
     for (std::size_t c = 0; c < panel.curves.size(); ++c) {
       const Curve& curve = panel.curves[c];
       if (c > 0) s << ", \\\n     ";

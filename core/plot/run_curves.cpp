@@ -69,9 +69,9 @@ std::string x_label(XAxis axis) {
 
 // The y axis of a metric, with its unit where the name tells it.
 std::string y_label(const std::string& metric, std::size_t images_per_s_window) {
-  if (metric == kImagesPerSecond)
-    return images_per_s_window == 1 ? "images/s (per step)"
-                                    : "images/s (per " + std::to_string(images_per_s_window) + " steps)";
+  const std::string per = images_per_s_window == 1 ? "per step" : "per " + std::to_string(images_per_s_window) + " steps";
+  if (metric == kImagesPerSecond) return "images/s (" + per + ")";
+  if (is_step_series(metric)) return metric + " (of step time, " + per + ")";
   if (metric.starts_with("time/") || metric.ends_with("_s")) return metric + " (s)";
   if (metric.find("top1") != std::string::npos || metric.find("top5") != std::string::npos)
     return metric + " (fraction correct)";
@@ -88,8 +88,19 @@ std::size_t images_per_s_window(const std::vector<ChartedRun>& runs) {
   return std::max<std::size_t>(1, (most_steps + kMostImagesPerSecondPoints - 1) / kMostImagesPerSecondPoints);
 }
 
-// Each window's images over its time (report throughput's images/s), at its last step.
-Curve images_per_s_curve(const ChartedRun& run, const XPlacement& x, std::size_t window) {
+// A step series' value over steps taken together: images over their time
+// (report throughput's images/s), or a phase's time over their time.
+double step_series_value(const std::string& series, const StepTiming& together) {
+  if (series == kImagesPerSecond) return images_per_s(together);
+  if (together.total_s <= 0) return 0;
+  if (series == "data_wait_share") return together.data_wait_s / together.total_s;
+  if (series == "compute_share") return together.compute_s / together.total_s;
+  if (series == "sync_share") return together.sync_s / together.total_s;
+  return together.optimizer_s / together.total_s;
+}
+
+// Each window's value of the series, at its last step.
+Curve step_series_curve(const ChartedRun& run, const std::string& series, const XPlacement& x, std::size_t window) {
   Curve curve;
   for (std::size_t first = 0; first < run.steps.size(); first += window) {
     const std::size_t end = std::min(first + window, run.steps.size());
@@ -97,9 +108,14 @@ Curve images_per_s_curve(const ChartedRun& run, const XPlacement& x, std::size_t
     for (std::size_t i = first; i < end; ++i) {
       together.images += run.steps[i].images;
       together.total_s += run.steps[i].total_s;
+      together.data_wait_s += run.steps[i].data_wait_s;
+      together.compute_s += run.steps[i].compute_s;
+      together.sync_s += run.steps[i].sync_s;
+      together.optimizer_s += run.steps[i].optimizer_s;
     }
-    const double y = images_per_s(together);
-    if (y > 0 && std::isfinite(y)) curve.points.emplace_back(x.of_step(end - 1, run.steps[end - 1]), y);
+    const double y = step_series_value(series, together);
+    // A share of 0 is a value (no sync alone); images/s of 0 is a step that took no time.
+    if (together.total_s > 0 && std::isfinite(y)) curve.points.emplace_back(x.of_step(end - 1, run.steps[end - 1]), y);
   }
   return curve;
 }
@@ -124,7 +140,7 @@ std::string joined(const std::vector<std::string>& texts) {
 }
 
 std::string recorded_metrics(const std::vector<ChartedRun>& runs) {
-  std::set<std::string> names{kImagesPerSecond};
+  std::set<std::string> names(std::begin(kStepSeries), std::end(kStepSeries));
   for (const ChartedRun& run : runs)
     for (const auto& [name, series] : run.metrics) names.insert(name);
   return joined({names.begin(), names.end()});
@@ -141,6 +157,11 @@ std::string run_names(const std::vector<ChartedRun>& runs) {
 }
 
 }  // namespace
+
+bool is_step_series(const std::string& metric) {
+  return std::any_of(std::begin(kStepSeries), std::end(kStepSeries),
+                     [&](const char* series) { return metric == series; });
+}
 
 XAxis parse_x_axis(const std::string& name) {
   if (name == "step") return XAxis::step;
@@ -163,10 +184,11 @@ Chart run_curves_chart(const std::vector<ChartedRun>& runs, const std::vector<st
   Chart chart;
   chart.x_label = x_label(x_axis);
   for (const std::string& metric : metrics) {
-    Panel panel{metric, y_label(metric, window), {}, metric == kImagesPerSecond};
+    Panel panel{metric, y_label(metric, window), {}, is_step_series(metric),
+                is_step_series(metric) && metric != kImagesPerSecond};
     for (std::size_t r = 0; r < runs.size(); ++r) {
-      Curve curve = metric == kImagesPerSecond ? images_per_s_curve(runs[r], placements[r], window)
-                                               : metric_curve(runs[r], metric, placements[r]);
+      Curve curve = is_step_series(metric) ? step_series_curve(runs[r], metric, placements[r], window)
+                                           : metric_curve(runs[r], metric, placements[r]);
       if (curve.points.empty()) continue;
       curve.label = labels[r];
       curve.colour = static_cast<int>(r);

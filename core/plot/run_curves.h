@@ -21,8 +21,14 @@ enum class XAxis {
 // "step", "epoch" or "time"; anything else is a UsageError listing them.
 XAxis parse_x_axis(const std::string& name);
 
-// Not a stored metric: images/s of each step, from the step timings (reports.h images_per_s).
+// Not stored metrics, but series of the step timings: images/s of each step
+// (reports.h images_per_s), and the share of step time each phase took
+// (report throughput's data_wait_share, compute_share, sync_share and
+// optimizer_share), to see warm-up, slowdowns and stalls over a run.
 inline constexpr const char* kImagesPerSecond = "images_per_s";
+inline constexpr const char* kStepSeries[] = {kImagesPerSecond, "data_wait_share", "compute_share", "sync_share",
+                                              "optimizer_share"};
+bool is_step_series(const std::string& metric);
 
 // Everything about one run a chart of curves reads.
 struct ChartedRun {

@@ -84,13 +84,33 @@ TEST(RunCurvesTest, ImagesPerSecondOfALongRunIsOverWindowsOfSteps) {
   EXPECT_DOUBLE_EQ(points.back().second, 200);
 }
 
+TEST(RunCurvesTest, PhaseSharesAreEachWindowsPhaseTimeOverItsStepTime) {
+  ChartedRun run = charted_run(1, "0.1");
+  for (std::size_t i = 0; i < run.steps.size(); ++i) {
+    run.steps[i].data_wait_s = i == 5 ? 0.4 : 0.1;  // one stall
+    run.steps[i].compute_s = i == 5 ? 0.05 : 0.3;
+  }
+  const Chart chart = run_curves_chart({run}, {"data_wait_share", "compute_share", "sync_share"}, XAxis::step);
+  ASSERT_EQ(chart.panels.size(), 3u);
+  EXPECT_EQ(chart.panels[0].y_label, "data_wait_share (of step time, per step)");
+  EXPECT_TRUE(chart.panels[0].y_is_share);
+  const auto& wait = chart.panels[0].curves[0].points;
+  ASSERT_EQ(wait.size(), 8u);
+  EXPECT_DOUBLE_EQ(wait[0].second, 0.2);
+  EXPECT_DOUBLE_EQ(wait[5].second, 0.8);
+  EXPECT_DOUBLE_EQ(chart.panels[1].curves[0].points[5].second, 0.1);
+  // Training alone syncs nothing: a flat line at 0, still drawn.
+  EXPECT_DOUBLE_EQ(chart.panels[2].curves[0].points[0].second, 0.0);
+}
+
 TEST(RunCurvesTest, AMetricNoRunRecordedIsAnErrorListingTheOnesTheyHave) {
   try {
     run_curves_chart({charted_run(1, "0.1")}, {"train/los"}, XAxis::step);
     FAIL() << "expected a UsageError";
   } catch (const UsageError& error) {
     EXPECT_STREQ(error.what(),
-                 "plot: no run here recorded metric 'train/los' (recorded: eval/top1, images_per_s, train/loss)");
+                 "plot: no run here recorded metric 'train/los' (recorded: compute_share, data_wait_share, eval/top1, "
+                 "images_per_s, optimizer_share, sync_share, train/loss)");
   }
   EXPECT_THROW(parse_x_axis("steps"), UsageError);
   EXPECT_EQ(parse_x_axis("epoch"), XAxis::epoch);

@@ -165,6 +165,9 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
     evidence << "forward, backward and optimizer took " << percent(verdict.compute_share)
              << " of the training time; data wait " << percent(verdict.input_share) << ", sync "
              << percent(verdict.communication_share) << ", overhead " << percent(verdict.overhead_share);
+    if (row.mfu() > 0)
+      evidence << "; model FLOPs utilisation " << fixed(100 * row.mfu(), 1) << " % of the measured "
+               << fixed(row.peak_flops_per_s / 1e9, 1) << " GFLOP/s peak";
     compute_fixes(row, facts, verdict.fixes);
   }
   verdict.evidence = evidence.str();

@@ -87,6 +87,13 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   for (const auto& t : timings) row.train_s += t.total_s;
   if (auto it = run.final_metrics.find("time/eval_s"); it != run.final_metrics.end()) row.eval_s = it->second;
   if (auto it = run.final_metrics.find("time/setup_s"); it != run.final_metrics.end()) row.setup_s = it->second;
+  const auto metric = [&](const char* name) {
+    const auto it = run.final_metrics.find(name);
+    return it == run.final_metrics.end() || !std::isfinite(it->second) ? 0.0 : it->second;
+  };
+  row.flops_per_image = metric(kTrainFlopsPerImageMetric);
+  row.peak_flops_per_s = metric(kPeakFlopsMetric);
+  row.datasheet_flops_per_s = metric(kDatasheetFlopsMetric);
 
   const std::size_t first = timings.size() >= kMinStepsToDropWarmUp ? 1 : 0;
   row.warmup_steps = static_cast<std::int64_t>(first);
@@ -180,6 +187,8 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
   const bool per_rank = any([](const ThroughputRow& row) { return row.rank != "job"; });
   const bool communicated = any([](const ThroughputRow& row) { return row.bytes_per_step > 0; });
   const bool against_baseline = any([](const ThroughputRow& row) { return row.scaling_efficiency >= 0; });
+  const bool counted = any([](const ThroughputRow& row) { return row.flops_per_image > 0; });
+  const bool on_listed_gpu = any([](const ThroughputRow& row) { return row.datasheet_flops_per_s > 0; });
   Table table{{"id", "name"}, {}};
   if (per_rank) table.headers.push_back("rank");
   table.headers.insert(table.headers.end(),
@@ -189,6 +198,10 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
                         "accounted"});
   if (communicated) table.headers.push_back("sent_MB_per_step");
   if (against_baseline) table.headers.push_back("scaling_efficiency");
+  if (counted)
+    table.headers.insert(table.headers.end(),
+                         {"train_GFLOP_per_image", "achieved_GFLOP_per_s", "peak_GFLOP_per_s", "mfu_percent"});
+  if (on_listed_gpu) table.headers.push_back("datasheet_mfu_percent");
   for (const ThroughputRow& row : rows) {
     std::vector<Cell> cells{integer_cell(row.run_id), text_cell(row.name)};
     if (per_rank) cells.push_back(text_cell(row.rank));
@@ -206,6 +219,16 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
     if (communicated) cells.push_back(number_cell(row.bytes_per_step / 1048576.0, 6));
     if (against_baseline)
       cells.push_back(row.scaling_efficiency >= 0 ? number_cell(row.scaling_efficiency, 3) : Cell());
+    if (counted) {
+      const auto known = [](double value, double scaled, int decimals) {
+        return value > 0 ? number_cell(scaled, decimals) : Cell();
+      };
+      cells.insert(cells.end(), {known(row.flops_per_image, row.flops_per_image / 1e9, 6),
+                                 known(row.flops_per_image, row.achieved_flops_per_s() / 1e9, 2),
+                                 known(row.peak_flops_per_s, row.peak_flops_per_s / 1e9, 2),
+                                 known(row.mfu(), 100 * row.mfu(), 2)});
+    }
+    if (on_listed_gpu) cells.push_back(row.datasheet_mfu() > 0 ? number_cell(100 * row.datasheet_mfu(), 2) : Cell());
     table.rows.push_back(std::move(cells));
   }
   return table;

@@ -2,6 +2,7 @@
 // `orchestrate report throughput`. Each is a Table, printed with render().
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,20 @@ struct ThroughputRow {
   double eval_s = 0;   // the trainer's time/eval_s metric
   double setup_s = 0;  // the trainer's time/setup_s metric: loading data, building components
   double accounted_share() const { return wall_s > 0 ? (setup_s + train_s + eval_s) / wall_s : 0; }
+  // Model FLOPs utilisation, from the run's perf/* metrics (run_records.h;
+  // 0 where the run recorded none).
+  double flops_per_image = 0;        // forward + backward of one training image
+  double peak_flops_per_s = 0;       // one device's measured matmul peak
+  double datasheet_flops_per_s = 0;  // that GPU's datasheet figure; 0 on a CPU or a GPU not listed
+  double achieved_flops_per_s() const { return images_per_s * flops_per_image; }
+  // Achieved FLOP/s over the peak of the devices that trained this row's
+  // images: every rank's for the job's row, one for a rank's. 0: unknown.
+  double mfu() const { return mfu_against(peak_flops_per_s); }
+  double datasheet_mfu() const { return mfu_against(datasheet_flops_per_s); }
+  double mfu_against(double peak_per_device) const {
+    const int devices = rank == "job" ? std::max(1, workers) : 1;
+    return peak_per_device > 0 ? achieved_flops_per_s() / (peak_per_device * devices) : 0;
+  }
   // images_per_s against a baseline run's, per worker: 1 is perfect scaling
   // (report throughput --baseline RUN); < 0: no baseline.
   double scaling_efficiency = -1;
@@ -73,8 +88,10 @@ Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::str
 // id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share,
 // wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three);
 // then, when some run communicated, sent_MB_per_step, and with a baseline
-// scaling_efficiency. A rank column comes after name when a row is a single
-// rank's. The shares of step time: data_wait, compute (forward + backward),
+// scaling_efficiency, and when some run recorded its FLOPs and peak
+// train_GFLOP_per_image, achieved_GFLOP_per_s, peak_GFLOP_per_s, mfu_percent
+// (and datasheet_mfu_percent on a listed GPU). A rank column comes after
+// name when a row is a single rank's. The shares of step time: data_wait, compute (forward + backward),
 // sync (communication) and optimizer; what they leave is logging and the store.
 Table throughput_table(const std::vector<ThroughputRow>& rows);
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
@@ -54,6 +56,37 @@ TEST(ThroughputTest, DropsTheWarmUpStepAndComputesByHand) {
   EXPECT_NEAR(row.p95_step_s, 0.11, 1e-12);                // rank ceil(0.95 * 11) = 11
   EXPECT_NEAR(row.images_per_s, 352.0 / 0.66, 1e-9);       // 11 * 32 images in 0.01 + ... + 0.11 s
   EXPECT_NEAR(row.data_wait_share, 0.011 / 0.66, 1e-12);   // the warm-up's 4 s of waiting is left out
+}
+
+TEST(ThroughputTest, MfuIsAchievedFlopsOverThePeakOfEveryDeviceThatTrained) {
+  RunSummary run = summary(3, "convnet");
+  run.final_metrics = {{kTrainFlopsPerImageMetric, 16.4e6}, {kPeakFlopsMetric, 100e9}};
+  ThroughputRow row = throughput_of(run, twelve_steps());
+  EXPECT_NEAR(row.achieved_flops_per_s(), 352.0 / 0.66 * 16.4e6, 1e-3);
+  EXPECT_NEAR(row.mfu(), 352.0 / 0.66 * 16.4e6 / 100e9, 1e-12);
+  row.workers = 2;  // the job's images came from two devices
+  EXPECT_NEAR(row.mfu(), 352.0 / 0.66 * 16.4e6 / 200e9, 1e-12);
+  row.rank = "1";  // a rank's own images, from its device alone
+  EXPECT_NEAR(row.mfu(), 352.0 / 0.66 * 16.4e6 / 100e9, 1e-12);
+  EXPECT_EQ(row.datasheet_mfu(), 0);
+
+  row.rank = "job";
+  row.workers = 1;
+  const Table table = throughput_table({row, throughput_of(summary(4, "uncounted"), twelve_steps())});
+  const auto column = [&](const std::string& name) {
+    return std::find(table.headers.begin(), table.headers.end(), name) - table.headers.begin();
+  };
+  ASSERT_LT(column("mfu_percent"), static_cast<long>(table.headers.size()));
+  EXPECT_EQ(table.rows[0][column("train_GFLOP_per_image")].text, "0.016400");
+  EXPECT_EQ(table.rows[0][column("peak_GFLOP_per_s")].text, "100.00");
+  EXPECT_EQ(table.rows[0][column("mfu_percent")].text, "8.75");  // 533.3 images/s x 16.4 MFLOP / 100 GFLOP/s
+  EXPECT_TRUE(table.rows[1][column("mfu_percent")].text.empty());  // a run that counted nothing: null
+  EXPECT_EQ(column("datasheet_mfu_percent"), static_cast<long>(table.headers.size()));  // on a CPU: no column
+}
+
+TEST(ThroughputTest, NoRunCountedFlopsNoMfuColumns) {
+  const Table table = throughput_table({throughput_of(summary(3, "mlp"), twelve_steps())});
+  EXPECT_EQ(std::find(table.headers.begin(), table.headers.end(), "mfu_percent"), table.headers.end());
 }
 
 TEST(ThroughputTest, KeepsEveryStepOfAShortRun) {

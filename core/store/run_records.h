@@ -113,6 +113,23 @@ struct EventRecord {
   std::string kind, message;
 };
 
+// Metrics a training run records before its first step (at step 0), which
+// `report throughput` turns into achieved FLOP/s and model FLOPs utilisation.
+inline constexpr const char* kTrainFlopsPerImageMetric = "perf/train_flops_per_image";  // forward + backward
+inline constexpr const char* kPeakFlopsMetric = "perf/peak_flops_per_s";                 // measured, one device
+inline constexpr const char* kDatasheetFlopsMetric = "perf/datasheet_flops_per_s";       // a listed GPU's
+
+// A device's measured peak of matrix products (RunStore::device_peak): what
+// a run's model FLOPs utilisation is taken against.
+struct DevicePeak {
+  std::string host, device;  // device: the CPU's or GPU's model name
+  std::string precision;     // [precision] mode
+  int threads = 0;           // intra-op threads on a CPU; 0 on a GPU
+  double flops_per_s = 0;
+  std::string method;       // what was timed
+  std::string measured_at;  // ISO-8601 UTC; set by the store when recorded
+};
+
 // Several metrics of one step, recorded together (RunStore::record_metrics).
 using MetricValues = std::vector<std::pair<std::string, double>>;
 

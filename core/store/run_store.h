@@ -114,6 +114,12 @@ class RunStore {
   // Throws for an action not in kTensorActions.
   void record_tensors(std::int64_t run_id, const std::vector<TensorRecord>& tensors);
 
+  // The peak recorded for this host, device, precision and threads, if any;
+  // recording one replaces the one before (a new measurement).
+  std::optional<DevicePeak> device_peak(const std::string& host, const std::string& device,
+                                        const std::string& precision, int threads) const;
+  void record_device_peak(const DevicePeak& peak);
+
   // Writes every buffered row now (a busy database keeps them buffered).
   void flush();
 

@@ -115,6 +115,27 @@ TEST(RunStoreTest, RoundTripsARunWithStepsMetricsAndEvents) {
   EXPECT_FALSE(events.executeStep());
 }
 
+TEST(RunStoreTest, KeepsOnePeakPerHostDevicePrecisionAndThreads) {
+  ScratchDir dir;
+  const std::string path = dir.file("runs.db");
+  {
+    RunStore store(path);
+    EXPECT_FALSE(store.device_peak("node7", "AMD EPYC 7B13", "fp32", 2));
+    store.record_device_peak({"node7", "AMD EPYC 7B13", "fp32", 2, 90e9, "1024x1024 fp32 matmul, best of 9", ""});
+    store.record_device_peak({"node7", "AMD EPYC 7B13", "fp32", 1, 48e9, "1 thread", ""});
+    store.record_device_peak({"node7", "AMD EPYC 7B13", "fp32", 2, 95e9, "measured again", ""});  // replaces
+  }
+  const RunStore store(path, StoreAccess::read_only);
+  const auto two_threads = store.device_peak("node7", "AMD EPYC 7B13", "fp32", 2);
+  ASSERT_TRUE(two_threads);
+  EXPECT_EQ(two_threads->flops_per_s, 95e9);
+  EXPECT_EQ(two_threads->method, "measured again");
+  EXPECT_EQ(two_threads->measured_at.size(), std::string("2025-01-31T12:00:00.123Z").size());
+  EXPECT_EQ(store.device_peak("node7", "AMD EPYC 7B13", "fp32", 1)->flops_per_s, 48e9);
+  EXPECT_FALSE(store.device_peak("node7", "AMD EPYC 7B13", "bf16", 2));
+  EXPECT_FALSE(store.device_peak("node8", "AMD EPYC 7B13", "fp32", 2));
+}
+
 TEST(RunStoreTest, FinalMetricIsTheValueAtTheHighestStep) {
   ScratchDir dir;
   RunStore store(dir.file("runs.db"));

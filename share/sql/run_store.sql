@@ -169,3 +169,19 @@ CREATE TABLE run_tags (
 ) WITHOUT ROWID;
 -- Serves `runs --tag key=value` without reading every run's tags.
 CREATE INDEX run_tags_by_key ON run_tags (key, value);
+
+-- migration: 7
+-- The measured peak of a device's matrix products, kept per host, device,
+-- precision and intra-op threads, so that every run's model FLOPs
+-- utilisation (`report throughput`'s mfu_percent) is taken against what
+-- this machine does, measured once rather than before every run.
+CREATE TABLE device_peaks (
+  host        TEXT    NOT NULL,
+  device      TEXT    NOT NULL,  -- the CPU's or GPU's model name
+  precision   TEXT    NOT NULL,  -- [precision] mode: fp32, bf16 or fp16
+  threads     INTEGER NOT NULL,  -- intra-op threads on a CPU; 0 on a GPU
+  flops_per_s REAL    NOT NULL,
+  method      TEXT    NOT NULL,  -- what was timed, e.g. "1024x1024 fp32 matmul, best of 14"
+  measured_at TEXT    NOT NULL,  -- ISO-8601 UTC
+  PRIMARY KEY (host, device, precision, threads)
+) WITHOUT ROWID;

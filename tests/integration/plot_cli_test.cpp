@@ -141,9 +141,10 @@ TEST_F(PlotCli, BadInputIsAOneLineErrorAndNoPicture) {
   const auto metric = orchestrate("plot 1 2 --metric train/loss,train/los -o " + out);
   EXPECT_EQ(metric.exit_code, 2);
   EXPECT_EQ(metric.output,
-            "orchestrate: error: plot: no run here recorded metric 'train/los' (recorded: eval/loss, eval/top1, "
-            "eval/top5, images_per_s, time/eval_s, time/setup_s, train/loss, train/reg_loss, train/top1, "
-            "train/top5)\n");
+            "orchestrate: error: plot: no run here recorded metric 'train/los' (recorded: compute_share, "
+            "data_wait_share, eval/loss, eval/top1, eval/top5, images_per_s, optimizer_share, "
+            "perf/peak_flops_per_s, perf/train_flops_per_image, sync_share, time/eval_s, time/setup_s, "
+            "train/loss, train/reg_loss, train/top1, train/top5)\n");
 
   const auto run = orchestrate("plot 1 nosuch --metric train/loss -o " + out);
   EXPECT_EQ(run.exit_code, 2);

@@ -1,5 +1,7 @@
-// `report throughput`'s verdict on three real runs: the limit it names and
-// the recipe change it proposes (core/store/bottleneck_verdict.h).
+// What `report throughput` concludes from real runs: the verdict on three,
+// the limit it names and the recipe change it proposes
+// (core/store/bottleneck_verdict.h), and the model FLOPs utilisation of the
+// ConvNet (core/engine/setup/utilisation_baseline.h).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -128,6 +130,39 @@ at_end = false
   EXPECT_NE(fixes.find("[gradient_compression] plugin = \"dgc\""), std::string::npos) << fixes;
   // ResNet-50's 25.6 M float32 gradients, in MiB.
   EXPECT_NE(std::string(row["evidence"]).find("89.75 MiB sent per update"), std::string::npos) << row.dump(1);
+}
+
+// The tutorial ConvNet on 28x28 Fashion-MNIST, counted by hand (a
+// multiply-add is 2 FLOPs): forward 0.389 + 4.461 + 0.664 MFLOP of the three
+// convolutions, 0.074 + 0.001 of the dense layers, 5.589 in all; backward
+// the weight gradients (as much again) and the input gradients of every
+// layer but the first (5.199): 16.38 MFLOP per training image.
+constexpr double kConvNetTrainFlops = 16.38e6;
+
+TEST(ModelFlopsUtilisation, TheConvNetsCountIsTheAnalyticOneAndMfuIsImagesTimesFlopsOverTheStoredPeak) {
+  ScratchDir dir;
+  const std::string common = " --set run.max_steps=24 --set run.epochs=1 --set eval.enabled=false"
+                             " --set checkpoint.at_end=false --set run.device='\"cpu\"' --db " +
+                             dir.file("runs.db") + " --quiet";
+  ASSERT_EQ(run_orchestrate("run fashion_mnist --set run.name=first" + common).exit_code, 0);
+  ASSERT_EQ(run_orchestrate("run fashion_mnist --set run.name=second" + common).exit_code, 0);
+
+  const auto row = report_row(dir, "first");
+  const double flops = row["train_GFLOP_per_image"].get<double>() * 1e9;
+  // 3x the forward includes the first layer's input gradient: 2.4 % above.
+  EXPECT_NEAR(flops, kConvNetTrainFlops, 0.05 * kConvNetTrainFlops) << row.dump(1);
+  const double peak = row["peak_GFLOP_per_s"].get<double>() * 1e9;
+  EXPECT_GT(peak, 1e9) << row.dump(1);  // any CPU this builds on does more than 1 GFLOP/s of sgemm
+  const double achieved = row["images_per_s"].get<double>() * flops;
+  EXPECT_NEAR(row["achieved_GFLOP_per_s"].get<double>(), achieved / 1e9, 0.01 * achieved / 1e9 + 0.01);
+  EXPECT_NEAR(row["mfu_percent"].get<double>(), 100 * achieved / peak, 0.01 * 100 * achieved / peak + 0.01);
+  EXPECT_LT(row["mfu_percent"].get<double>(), 100) << row.dump(1);
+
+  // The peak is measured once per host, precision and threads: the second
+  // run takes the stored one.
+  const auto events = run_orchestrate("show second --db " + dir.file("runs.db"));
+  EXPECT_NE(events.output.find(", as measured 20"), std::string::npos) << events.output;
+  EXPECT_EQ(report_row(dir, "second")["peak_GFLOP_per_s"], row["peak_GFLOP_per_s"]);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 
 #include "components.h"
 #include "orchestrate/api.h"
+#include "run_liveness.h"
 
 namespace orchestrate {
 
@@ -24,19 +25,13 @@ RunRecord run_record_of(const Recipe& recipe, const Settings& s, const Registry&
   r.resolved_recipe = recipe.resolved_toml();
   r.orchestrate_version = version();
   r.torch_version = TORCH_VERSION;
-  r.host = host_name();
+  r.host = this_host_name();  // as the store's liveness check compares it
   r.device = device.str();
   r.git_revision = git_revision_of(recipe.path);
   r.world_size = 1;
   r.plugins = plugins_used(s, registry);
   r.params = recipe.flattened();
   return r;
-}
-
-std::string host_name() {
-  std::array<char, 256> name{};
-  if (gethostname(name.data(), name.size() - 1) != 0) return "";
-  return name.data();
 }
 
 namespace {

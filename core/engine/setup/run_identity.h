@@ -17,7 +17,6 @@ namespace orchestrate {
 RunRecord run_record_of(const Recipe& recipe, const Settings& settings, const Registry& registry,
                         const c10::Device& device);
 
-std::string host_name();
 // The git commit of the directory holding `path` ("" if it is not in a git
 // work tree), with "-dirty" appended when that directory has uncommitted changes.
 std::string git_revision_of(const std::string& path);

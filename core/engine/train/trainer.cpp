@@ -21,6 +21,7 @@
 #include "stop_signal.h"
 #include "train/training_run.h"
 #include "usable_cores.h"
+#include "utilisation_baseline.h"
 
 namespace orchestrate {
 
@@ -150,6 +151,11 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
                                                          : "from " + s.checkpoint.init_from) +
                              ": " + transfer_summary(components.tensor_records));
     }
+    // Before the input pipeline starts, so its threads do not compete with
+    // the peak's measurement; once per run (a resumed run has its figures).
+    if (leader && !resume)
+      record_utilisation_baseline(store, outcome.run_id, *components.model, components.input, compute,
+                                  s.precision.mode);
     Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), store,
                               outcome.run_id);
     RunHooks hooks(s.hooks, registry, hook_context(options, store, outcome.run_id, !s.hooks.empty()), store,

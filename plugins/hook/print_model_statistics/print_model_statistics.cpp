@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "model_flops.h"
+#include "orchestrate/model_flops.h"
 #include "orchestrate/hook.h"
 #include "orchestrate/plugin.h"
 
@@ -64,7 +64,7 @@ class PrintModelStatistics final : public orchestrate::Hook {
     sink.metric("model/parameters", static_cast<double>(total.parameters));
     sink.metric("model/trainable_parameters", static_cast<double>(total.trainable));
     if (flops_) {
-      const auto flops = orchestrate_hooks::forward_flops_per_image(run.model, run.input, run.device);
+      const auto flops = orchestrate::forward_flops_per_image(run.model, run.input, run.device);
       summary << "; " << std::fixed << std::setprecision(4) << static_cast<double>(flops.total) / 1e9
               << " GFLOPs per " << run.input.channels << "x" << run.input.height << "x" << run.input.width
               << " image forward (counted:";

@@ -12,7 +12,7 @@
 #include <set>
 #include <string>
 
-#include "../common/profiler_start.h"
+#include "orchestrate/profiler_start.h"
 #include "orchestrate/error.h"
 #include "orchestrate/hook.h"
 #include "orchestrate/plugin.h"
@@ -81,7 +81,7 @@ class Profile final : public orchestrate::Hook {
   void start(std::int64_t step) {
     const ProfilerConfig config(ProfilerState::KINETO, settings_.record_shapes, settings_.profile_memory,
                                 settings_.with_stack);
-    orchestrate_hooks::start_profiler(config, activities_);
+    orchestrate::start_profiler(config, activities_);
     active_ = true;
     first_ = step;
   }

@@ -1,16 +1,15 @@
-#include "model_flops.h"
+#include "orchestrate/model_flops.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <set>
 
-#include "../common/profiler_start.h"
+#include "orchestrate/profiler_start.h"
 
-namespace orchestrate_hooks {
+namespace orchestrate {
 
-FlopCount forward_flops_per_image(orchestrate::Model& model, const orchestrate::ModelInput& input,
-                                  const c10::Device& device) {
+FlopCount forward_flops_per_image(Model& model, const ModelInput& input, const c10::Device& device) {
   namespace profiler = torch::autograd::profiler;
   using torch::profiler::impl::ActivityType;
   using torch::profiler::impl::ProfilerConfig;
@@ -43,4 +42,4 @@ FlopCount forward_flops_per_image(orchestrate::Model& model, const orchestrate::
   return count;
 }
 
-}  // namespace orchestrate_hooks
+}  // namespace orchestrate

@@ -1,4 +1,5 @@
-// Starts LibTorch's (Kineto) profiler for the hooks that use it.
+// Starts LibTorch's (Kineto) profiler: for the profile hook, and for the
+// FLOP count of model_flops.h.
 #pragma once
 
 #include <torch/csrc/autograd/profiler_kineto.h>
@@ -6,7 +7,7 @@
 #include <cstdlib>
 #include <set>
 
-namespace orchestrate_hooks {
+namespace orchestrate {
 
 // On a machine without a GPU, the CUDA build's Kineto logs
 // "ERROR: ... gpuGetDeviceCount failed with code 35" when it starts, which
@@ -20,4 +21,4 @@ inline void start_profiler(const torch::profiler::impl::ProfilerConfig& config,
   torch::autograd::profiler::enableProfiler(config, activities);
 }
 
-}  // namespace orchestrate_hooks
+}  // namespace orchestrate

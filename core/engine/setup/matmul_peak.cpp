@@ -1,0 +1,115 @@
+#include "matmul_peak.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/cuda/CUDAContextLight.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <torch/cuda.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <fstream>
+
+namespace orchestrate {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+at::ScalarType dtype_of(PrecisionMode mode) {
+  switch (mode) {
+    case PrecisionMode::fp16: return at::kHalf;
+    case PrecisionMode::bf16: return at::kBFloat16;
+    case PrecisionMode::fp32: return at::kFloat;
+  }
+  return at::kFloat;
+}
+
+void wait_for(const c10::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
+// Large enough that the product is bound by arithmetic, not by memory or
+// the threads' start: on a CPU 1024 reaches sgemm's plateau (2 GFLOP, about
+// 20 ms on two cores); a GPU needs 8192 (1.1 TFLOP, about 1 ms on an H100).
+std::int64_t side_for(const c10::Device& device) { return device.is_cuda() ? 8192 : 1024; }
+
+constexpr std::chrono::milliseconds kMeasureFor{250};
+constexpr int kMostRepeats = 40;
+constexpr int kProductsPerRepeat = 4;  // on a GPU, one launch takes microseconds: time several
+
+}  // namespace
+
+MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode) {
+  const std::int64_t n = side_for(device);
+  const auto options = at::TensorOptions().device(device).dtype(dtype_of(mode));
+  double best_s = 0;
+  int repeats = 0;
+  {
+    const at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
+    at::Tensor c = at::mm(a, b);  // warm-up: kernel choice, threads, caches
+    wait_for(device);
+    const int products = device.is_cuda() ? kProductsPerRepeat : 1;
+    const auto until = Clock::now() + kMeasureFor;
+    while (repeats < kMostRepeats && (repeats < 3 || Clock::now() < until)) {
+      const auto start = Clock::now();
+      for (int i = 0; i < products; ++i) at::mm_out(c, a, b);
+      wait_for(device);
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / products;
+      best_s = repeats++ == 0 ? seconds : std::min(best_s, seconds);
+    }
+  }
+  // The 400 MB of a GPU's operands go back to the device, not to the
+  // caching allocator's pool where the model could not use them.
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
+  const std::string threads = device.is_cuda() ? "" : ", " + std::to_string(at::get_num_threads()) + " threads";
+  return {flops / best_s, std::to_string(n) + "x" + std::to_string(n) + " " + precision_mode_name(mode) +
+                              " matmul" + threads + ", best of " + std::to_string(repeats)};
+}
+
+std::string device_model_name(const c10::Device& device) {
+  if (device.is_cuda()) {
+    if (!torch::cuda::is_available()) return "cuda";
+    return at::cuda::getDeviceProperties(device.has_index() ? device.index() : 0)->name;
+  }
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (!line.starts_with("model name")) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const auto first = line.find_first_not_of(' ', colon + 1);
+    return first == std::string::npos ? "cpu" : line.substr(first);
+  }
+  return "cpu";
+}
+
+std::optional<double> datasheet_peak_flops(const std::string& gpu_name, PrecisionMode mode) {
+  struct Sheet {
+    const char* name_part;  // matched in order: "H100 PCIe" before "H100"
+    double half_tflops;     // fp16 and bf16 tensor cores, dense
+    double tf32_tflops;     // fp32 matmuls on TF32 tensor cores, dense
+  };
+  // NVIDIA's datasheets, dense figures (their headline figures are with 2:4 sparsity, twice these).
+  static constexpr std::array<Sheet, 13> kSheets{{{"H100 PCIe", 756, 378},
+                                                  {"H100 NVL", 835, 418},
+                                                  {"H100", 989, 495},
+                                                  {"H200", 989, 495},
+                                                  {"GH200", 989, 495},
+                                                  {"B200", 2250, 1100},
+                                                  {"A100", 312, 156},
+                                                  {"A10", 125, 62.5},
+                                                  {"L40S", 362, 183},
+                                                  {"L40", 181, 90.5},
+                                                  {"L4", 121, 60},
+                                                  {"V100", 125, 15.7},  // no TF32: its plain fp32
+                                                  {"T4", 65, 8.1}}};
+  for (const Sheet& sheet : kSheets) {
+    if (gpu_name.find(sheet.name_part) == std::string::npos) continue;
+    return (mode == PrecisionMode::fp32 ? sheet.tf32_tflops : sheet.half_tflops) * 1e12;
+  }
+  return std::nullopt;
+}
+
+}  // namespace orchestrate

@@ -1,0 +1,35 @@
+#include "matmul_peak.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/Parallel.h>
+
+namespace orchestrate {
+namespace {
+
+TEST(MatmulPeak, TheCpuPeakIsARealRateOfTheProcesssThreads) {
+  const MeasuredPeak peak = measure_matmul_peak(c10::Device(c10::kCPU), PrecisionMode::fp32);
+  // Any CPU this builds on multiplies faster than 1 GFLOP/s, and none of a
+  // test machine's size reaches 10 TFLOP/s.
+  EXPECT_GT(peak.flops_per_s, 1e9);
+  EXPECT_LT(peak.flops_per_s, 1e13);
+  EXPECT_EQ(peak.method.rfind("1024x1024 fp32 matmul, " + std::to_string(at::get_num_threads()) + " threads, best of ",
+                              0),
+            0u)
+      << peak.method;
+  EXPECT_NE(device_model_name(c10::Device(c10::kCPU)), "");
+}
+
+TEST(MatmulPeak, DatasheetFiguresAreDenseAndTellTheH100sApart) {
+  EXPECT_EQ(datasheet_peak_flops("NVIDIA H100 80GB HBM3", PrecisionMode::bf16), 989e12);
+  EXPECT_EQ(datasheet_peak_flops("NVIDIA H100 PCIe", PrecisionMode::fp16), 756e12);
+  EXPECT_EQ(datasheet_peak_flops("NVIDIA H100 80GB HBM3", PrecisionMode::fp32), 495e12);  // TF32
+  EXPECT_EQ(datasheet_peak_flops("NVIDIA H200", PrecisionMode::fp16), 989e12);
+  EXPECT_EQ(datasheet_peak_flops("NVIDIA A100-SXM4-80GB", PrecisionMode::bf16), 312e12);
+  EXPECT_EQ(datasheet_peak_flops("NVIDIA L4", PrecisionMode::fp16), 121e12);
+  EXPECT_EQ(datasheet_peak_flops("NVIDIA L40S", PrecisionMode::fp16), 362e12);
+  EXPECT_FALSE(datasheet_peak_flops("AMD EPYC 7B13", PrecisionMode::fp32));
+}
+
+}  // namespace
+}  // namespace orchestrate

@@ -1,0 +1,27 @@
+// What a run's throughput is measured against: its model's FLOPs per
+// training image and the device's matmul peak, recorded before the first
+// step so that `report throughput` can show achieved FLOP/s and model FLOPs
+// utilisation (MFU) beside images/s, as torchtitan does for LLMs.
+#pragma once
+
+#include <cstdint>
+
+#include "compute_setup.h"
+#include "orchestrate/model.h"
+#include "run_store.h"
+
+namespace orchestrate {
+
+// Records, at step 0 of `run_id`, kTrainFlopsPerImageMetric (LibTorch's
+// profiler counts the forward; model_flops.h), kPeakFlopsMetric (the store's
+// peak for this host, device, precision and threads, measured and stored
+// first when it has none: matmul_peak.h) and, on a GPU with a datasheet
+// figure, kDatasheetFlopsMetric; an event "utilisation" says how each was
+// found. Call it before the input pipeline starts, so no other thread
+// competes with the measurement. A figure that cannot be had (a model the
+// profiler cannot run on zeros) is left out with an event saying why: it
+// never fails the run.
+void record_utilisation_baseline(RunStore& store, std::int64_t run_id, Model& model, const ModelInput& input,
+                                 const ComputeSetup& compute, PrecisionMode mode);
+
+}  // namespace orchestrate

@@ -1,0 +1,48 @@
+// The device_peaks table: measured matrix-product peaks, one per host,
+// device, precision and threads (migration 7 of share/sql/run_store.sql).
+#include "run_store_impl.h"
+#include "store_sql.h"
+
+namespace orchestrate {
+
+std::optional<DevicePeak> RunStore::device_peak(const std::string& host, const std::string& device,
+                                                const std::string& precision, int threads) const {
+  Impl& s = *impl_;
+  return s.locked("reading the peak of " + device, [&]() -> std::optional<DevicePeak> {
+    SQLite::Statement query(s.db,
+                            "SELECT flops_per_s, method, measured_at FROM device_peaks"
+                            " WHERE host = ? AND device = ? AND precision = ? AND threads = ?");
+    query.bind(1, host);
+    query.bind(2, device);
+    query.bind(3, precision);
+    query.bind(4, threads);
+    if (!query.executeStep()) return std::nullopt;
+    return DevicePeak{host,
+                      device,
+                      precision,
+                      threads,
+                      query.getColumn(0).getDouble(),
+                      query.getColumn(1).getString(),
+                      query.getColumn(2).getString()};
+  });
+}
+
+void RunStore::record_device_peak(const DevicePeak& peak) {
+  Impl& s = *impl_;
+  s.locked("recording the peak of " + peak.device, [&] {
+    SQLite::Statement insert(s.db,
+                             "INSERT OR REPLACE INTO device_peaks"
+                             " (host, device, precision, threads, flops_per_s, method, measured_at)"
+                             " VALUES (?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, peak.host);
+    insert.bind(2, peak.device);
+    insert.bind(3, peak.precision);
+    insert.bind(4, peak.threads);
+    insert.bind(5, peak.flops_per_s);
+    insert.bind(6, peak.method);
+    insert.bind(7, peak.measured_at.empty() ? utc_now_iso() : peak.measured_at);
+    insert.exec();
+  });
+}
+
+}  // namespace orchestrate
