@@ -93,6 +93,12 @@ TEST_F(RelocatedInstall, TrainsAndListsTheRun) {
 }
 
 // The shipped recipes travel with the prefix: listed, and run by name.
+TEST_F(RelocatedInstall, InstallsTheDocumentationTheReadmeLinksTo) {
+  const auto docs = prefix() / "share" / "doc" / "orchestrate";
+  for (const char* page : {"getting-started.md", "cli.md", "reports.md", "design.md", "CHANGELOG.md", "LICENSE"})
+    EXPECT_TRUE(std::filesystem::is_regular_file(docs / page)) << (docs / page);
+}
+
 TEST_F(RelocatedInstall, ListsTheShippedRecipesAndRunsOneByName) {
   const auto listed = run_shell(orchestrate("recipes --paths --format csv"));
   ASSERT_EQ(listed.exit_code, 0) << listed.output;

@@ -29,33 +29,48 @@ void wait_for(const c10::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
-// Large enough that the product is bound by arithmetic, not by memory or
-// the threads' start: on a CPU 1024 reaches sgemm's plateau (2 GFLOP, about
-// 20 ms on two cores); a GPU needs 8192 (1.1 TFLOP, about 1 ms on an H100).
-std::int64_t side_for(const c10::Device& device) { return device.is_cuda() ? 8192 : 1024; }
+// The largest side timed: on a CPU 1024 reaches sgemm's plateau (2 GFLOP,
+// about 15 ms on two cores); a GPU needs 8192 (1.1 TFLOP, about 1 ms on an
+// H100). The side starts at 256 and doubles while one product takes less
+// than kLongEnough, so a slow case (bf16 on a CPU without bf16 units: under
+// 1 GFLOP/s) stays at a size that is timed in milliseconds, not seconds.
+std::int64_t largest_side(const c10::Device& device) { return device.is_cuda() ? 8192 : 1024; }
+constexpr std::int64_t kFirstSide = 256;
+constexpr std::chrono::milliseconds kLongEnough{10};
 
 constexpr std::chrono::milliseconds kMeasureFor{250};
 constexpr int kMostRepeats = 40;
 constexpr int kProductsPerRepeat = 4;  // on a GPU, one launch takes microseconds: time several
 
+// Seconds one product of n x n matrices takes, once warm.
+double seconds_per_product(const c10::Device& device, const at::Tensor& a, const at::Tensor& b, at::Tensor& c,
+                           int products) {
+  const auto start = Clock::now();
+  for (int i = 0; i < products; ++i) at::mm_out(c, a, b);
+  wait_for(device);
+  return std::chrono::duration<double>(Clock::now() - start).count() / products;
+}
+
 }  // namespace
 
 MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode) {
-  const std::int64_t n = side_for(device);
   const auto options = at::TensorOptions().device(device).dtype(dtype_of(mode));
+  const int products = device.is_cuda() ? kProductsPerRepeat : 1;
+  std::int64_t n = kFirstSide;
   double best_s = 0;
   int repeats = 0;
   {
-    const at::Tensor a = at::randn({n, n}, options), b = at::randn({n, n}, options);
-    at::Tensor c = at::mm(a, b);  // warm-up: kernel choice, threads, caches
-    wait_for(device);
-    const int products = device.is_cuda() ? kProductsPerRepeat : 1;
+    at::Tensor a, b, c;
+    for (;;) {
+      a = at::randn({n, n}, options), b = at::randn({n, n}, options), c = at::mm(a, b);  // warm-up
+      wait_for(device);
+      const double once = seconds_per_product(device, a, b, c, products);
+      if (n >= largest_side(device) || once >= std::chrono::duration<double>(kLongEnough).count()) break;
+      n *= 2;
+    }
     const auto until = Clock::now() + kMeasureFor;
     while (repeats < kMostRepeats && (repeats < 3 || Clock::now() < until)) {
-      const auto start = Clock::now();
-      for (int i = 0; i < products; ++i) at::mm_out(c, a, b);
-      wait_for(device);
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count() / products;
+      const double seconds = seconds_per_product(device, a, b, c, products);
       best_s = repeats++ == 0 ? seconds : std::min(best_s, seconds);
     }
   }
