@@ -38,7 +38,7 @@ std::int64_t largest_side(const c10::Device& device) { return device.is_cuda() ?
 constexpr std::int64_t kFirstSide = 256;
 constexpr std::chrono::milliseconds kLongEnough{10};
 
-constexpr std::chrono::milliseconds kMeasureFor{250};
+constexpr std::chrono::milliseconds kMeasureFor{150};
 constexpr int kMostRepeats = 40;
 constexpr int kProductsPerRepeat = 4;  // on a GPU, one launch takes microseconds: time several
 
@@ -69,7 +69,7 @@ MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode) 
       n *= 2;
     }
     const auto until = Clock::now() + kMeasureFor;
-    while (repeats < kMostRepeats && (repeats < 3 || Clock::now() < until)) {
+    while (repeats < kMostRepeats && (repeats < 5 || Clock::now() < until)) {
       const double seconds = seconds_per_product(device, a, b, c, products);
       best_s = repeats++ == 0 ? seconds : std::min(best_s, seconds);
     }
