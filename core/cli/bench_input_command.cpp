@@ -14,12 +14,14 @@
 #include "orchestrate/error.h"
 #include "plugin_options.h"
 #include "recipe.h"
+#include "shipped_recipes.h"
 
 namespace orchestrate::cli {
 
 int bench_input_command(const std::vector<std::string>& arguments) {
   po::options_description options("bench-input options");
-  options.add_options()("recipe", po::value<std::string>()->required(), "recipe TOML file")(
+  options.add_options()("recipe", po::value<std::string>()->required(),
+                         "recipe TOML file, or the name of a shipped recipe (orchestrate recipes)")(
       "batches", po::value<std::int64_t>()->default_value(50), "batches to time after the first")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a recipe value, e.g. --set run.num_workers=4 (repeatable)");
@@ -36,7 +38,7 @@ int bench_input_command(const std::vector<std::string>& arguments) {
       parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
-  const Recipe recipe = load_recipe(values["recipe"].as<std::string>(), overrides, registry);
+  const Recipe recipe = load_recipe(recipe_file_or_shipped(values["recipe"].as<std::string>()), overrides, registry);
   const InputMeasurement m = measure_input(recipe, registry, timed + 1);
   std::cout << std::fixed << std::setprecision(4) << "first_batch_s=" << m.first_batch_s << std::setprecision(1)
             << " images_per_s=" << m.images_per_s << " batches=" << m.batches - 1

@@ -73,7 +73,7 @@ int list_weights(const std::string& source, const po::variables_map& values) {
 int checkpoints_command(const std::vector<std::string>& arguments) {
   po::options_description options("checkpoints options");
   options.add_options()("run", po::value<std::string>()->required(), "run id or name")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("run", 1);
@@ -96,7 +96,7 @@ int weights_command(const std::vector<std::string>& arguments) {
   options.add_options()("action", po::value<std::string>()->required(), "export or list")(
       "source", po::value<std::string>()->required(), "run id or name, checkpoint directory or .safetensors file")(
       "target", po::value<std::string>(), "export: the .safetensors file to write")(
-      "format", po::value<std::string>()->default_value("table"), "list: table, csv or json");
+      "format", po::value<std::string>()->default_value("table"), "list: table, csv, json or markdown");
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("action", 1).add("source", 1).add("target", 1);

@@ -2,27 +2,56 @@
 
 #include <iostream>
 
+#include "orchestrate/closest_match.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate::cli {
+namespace {
+
+// -V or --version among the options (before a "--" that ends them), as
+// git, cargo and kubectl take it after a command too.
+bool asks_for_version(const std::vector<std::string>& arguments) {
+  for (const std::string& argument : arguments) {
+    if (argument == "--") return false;
+    if (argument == "-V" || argument == "--version") return true;
+  }
+  return false;
+}
+
+// " (did you mean 'train'?)" for the command nearest a mistyped one.
+std::string did_you_mean(const std::string& typed) {
+  std::vector<std::string> names;
+  for (const Command& command : commands()) names.emplace_back(command.name);
+  const std::string nearest = closest_match(typed, names);
+  return nearest.empty() ? "" : " (did you mean '" + nearest + "'?)";
+}
+
+const Command& known_command(const std::string& name) {
+  const Command* command = find_command(name);
+  if (command == nullptr)
+    throw UsageError("unknown command '" + name + "'" + did_you_mean(name) + "; see orchestrate --help");
+  return *command;
+}
+
+}  // namespace
+
 int run_cli(const std::vector<std::string>& arguments, const CommandRunner& run) {
   if (arguments.empty()) {
     print_usage(std::cerr);
     return static_cast<int>(ExitCode::usage);
   }
   const std::string& first = arguments.front();
-  if (first == "--help" || first == "-h" || first == "help") {
-    print_usage(std::cout);
-    return 0;
-  }
-  if (first == "--version") {
-    print_version(std::cout);
-    return 0;
-  }
   try {
-    const Command* command = find_command(first);
-    if (command == nullptr) throw UsageError("unknown command '" + first + "' (see orchestrate --help)");
-    return run(*command, {arguments.begin() + 1, arguments.end()});
+    if (asks_for_version(arguments)) {
+      print_version(std::cout);
+      return 0;
+    }
+    if (first == "--help" || first == "-h" || (first == "help" && arguments.size() == 1)) {
+      print_usage(std::cout);
+      return 0;
+    }
+    if (first == "help") return run(known_command(arguments[1]), {"--help"});  // help CMD: that command's
+    return run(known_command(first), {arguments.begin() + 1, arguments.end()});
   } catch (const Error& e) {
     std::cerr << "orchestrate: error: " << error_for_display(e.what()) << "\n";
     return static_cast<int>(e.exit_code());

@@ -12,13 +12,15 @@
 #include "options.h"
 #include "plugin_options.h"
 #include "recipe.h"
+#include "shipped_recipes.h"
 #include "run_store.h"
 
 namespace orchestrate::cli {
 
 int eval_command(const std::vector<std::string>& arguments) {
   po::options_description options("eval options");
-  options.add_options()("recipe", po::value<std::string>()->required(), "recipe TOML file")(
+  options.add_options()("recipe", po::value<std::string>()->required(),
+                         "recipe TOML file, or the name of a shipped recipe (orchestrate recipes)")(
       "checkpoint", po::value<std::string>()->required(),
       "the weights: a checkpoint directory, a run id or name (its newest checkpoint), or a .safetensors file")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -34,7 +36,7 @@ int eval_command(const std::vector<std::string>& arguments) {
       parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
-  const Recipe recipe = load_recipe(values["recipe"].as<std::string>(), overrides, registry);
+  const Recipe recipe = load_recipe(recipe_file_or_shipped(values["recipe"].as<std::string>()), overrides, registry);
 
   // Everything that can be refused is, before the run store is created or
   // written: a refused evaluation leaves no run behind.

@@ -1,5 +1,8 @@
 #include "options.h"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -7,6 +10,55 @@
 #include "run_store.h"
 
 namespace orchestrate::cli {
+
+namespace {
+
+// An option for the commands' own use (`rerun` passing `--rerun-of` to
+// `run`): parsed, never listed in help.
+bool is_internal(const po::option_description& option) { return option.description().starts_with("internal:"); }
+
+// The names the positional arguments fill, in order (an unbounded last one once).
+std::vector<std::string> positional_names(const po::positional_options_description& positional) {
+  std::vector<std::string> names;
+  const unsigned count = std::min(positional.max_total_count(), 64u);
+  for (unsigned i = 0; i < count; ++i) {
+    const std::string& name = positional.name_for_position(i);
+    if (names.empty() || names.back() != name) names.push_back(name);
+  }
+  return names;
+}
+
+// "recipe" -> "RECIPE", as the usage line names it.
+std::string argument_name(std::string name) {
+  for (char& c : name) c = c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name;
+}
+
+// The help: usage, the positional arguments by their usage names, then the
+// options, without the positional ones (shown as `--recipe arg` they read
+// as options to type) and the internal ones.
+void print_help(std::ostream& out, const std::string& command, const std::string& usage,
+                const po::options_description& all, const po::positional_options_description& positional) {
+  out << "usage: orchestrate " << command << " " << usage << "\n";
+  const std::vector<std::string> positionals = positional_names(positional);
+  if (!positionals.empty()) {
+    out << "\narguments:\n";
+    for (const std::string& name : positionals) {
+      const po::option_description* option = all.find_nothrow(name, false);
+      out << "  " << argument_name(name);
+      if (option) out << std::string(std::max<std::size_t>(2, 22 - argument_name(name).size()), ' ') << option->description();
+      out << "\n";
+    }
+  }
+  po::options_description visible(command + " options");
+  for (const auto& option : all.options())
+    if (!is_internal(*option) &&
+        std::find(positionals.begin(), positionals.end(), option->long_name()) == positionals.end())
+      visible.add(option);
+  out << "\n" << visible << "\n";
+}
+
+}  // namespace
 
 bool parse_options(const std::string& command, const std::string& usage, const po::options_description& options,
                    const po::positional_options_description& positional, const std::vector<std::string>& arguments,
@@ -16,7 +68,7 @@ bool parse_options(const std::string& command, const std::string& usage, const p
   try {
     po::store(po::command_line_parser(arguments).options(all).positional(positional).run(), values);
     if (values.count("help")) {
-      std::cout << "usage: orchestrate " << command << " " << usage << "\n\n" << all << "\n";
+      print_help(std::cout, command, usage, all, positional);
       return false;
     }
     po::notify(values);
@@ -42,11 +94,15 @@ std::vector<std::string> arguments_without(const std::vector<std::string>& argum
 
 void add_db_option(po::options_description& options) {
   options.add_options()("db", po::value<std::string>()->default_value(""),
-                        "run store (SQLite file); default: [log] db, then $ORCHESTRATE_DB, then ./orchestrate.db");
+                        "run store (SQLite file); default: $ORCHESTRATE_DB, then the recipe's [log] db, then ./orchestrate.db");
 }
 
+// Flag, then environment, then file, as git, cargo and kubectl order them:
+// a recipe committed with a [log] db must not override the store the user
+// chose for this shell.
 std::string db_path(const po::variables_map& values, const std::string& recipe_db) {
   if (const auto& db = values["db"].as<std::string>(); !db.empty()) return db;
+  if (const char* environment = std::getenv("ORCHESTRATE_DB"); environment && *environment) return environment;
   if (!recipe_db.empty()) return recipe_db;
   return RunStore::default_path();
 }

@@ -29,7 +29,8 @@ std::vector<std::string> arguments_without(const std::vector<std::string>& argum
 // --db: added to the commands that need it.
 void add_db_option(po::options_description& options);
 
-// The run store file: --db, else `recipe_db` (a recipe's [log] db), else the default.
+// The run store file: --db, else $ORCHESTRATE_DB, else `recipe_db` (a
+// recipe's [log] db), else ./orchestrate.db.
 std::string db_path(const po::variables_map& values, const std::string& recipe_db = "");
 
 // The run store of --db for a query: never created (a missing file is almost

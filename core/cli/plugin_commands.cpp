@@ -48,7 +48,7 @@ std::string kind_names() {
 int plugins_command(const std::vector<std::string>& arguments) {
   po::options_description options("plugins options");
   add_plugin_path_option(options);
-  options.add_options()("format", po::value<std::string>()->default_value("table"), "table, csv or json");
+  options.add_options()("format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   po::variables_map values;
   if (!parse_options("plugins", "[options]", options, {}, arguments, values)) return 0;
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
@@ -111,7 +111,7 @@ int describe_command(const std::vector<std::string>& arguments) {
   po::options_description options("describe options");
   options.add_options()("kind", po::value<std::string>()->required(), kind_names().c_str())(
       "name", po::value<std::string>()->required(), "component name (or recipe table for KIND recipe)")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   add_plugin_path_option(options);
   po::positional_options_description positional;
   positional.add("kind", 1).add("name", 1);

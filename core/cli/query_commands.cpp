@@ -19,7 +19,9 @@ namespace orchestrate::cli {
 int runs_command(const std::vector<std::string>& arguments) {
   po::options_description options("runs options");
   add_db_option(options);
-  options.add_options()("limit,n", po::value<std::size_t>()->default_value(20), "the first N runs listed; 0 for all")(
+  options.add_options()("last,n", po::value<std::size_t>()->default_value(20),
+                        "the first N runs listed (the newest, unless --sort orders them otherwise); 0 for all")(
+      "limit", po::value<std::size_t>(), "internal: --last's former name, still accepted")(
       "name", po::value<std::string>()->default_value(""), "runs whose name matches this glob (*, ?, [...])")(
       "status", po::value<std::string>()->default_value(""), "running, finished, failed, interrupted or lost")(
       "recipe", po::value<std::string>()->default_value(""),
@@ -37,7 +39,7 @@ int runs_command(const std::vector<std::string>& arguments) {
   if (!parse_options("runs", "[options]", options, {}, arguments, values)) return 0;
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
   RunFilter filter;
-  filter.limit = values["limit"].as<std::size_t>();
+  filter.limit = values.count("limit") ? values["limit"].as<std::size_t>() : values["last"].as<std::size_t>();
   filter.name_glob = values["name"].as<std::string>();
   filter.status = values["status"].as<std::string>();
   filter.recipe = values["recipe"].as<std::string>();

@@ -37,7 +37,9 @@ std::string write_recipe_beside(const RunStore& store, const RunSummary& run) {
 int rerun_command(const std::vector<std::string>& arguments) {
   po::options_description options("rerun options");
   add_db_option(options);
-  if (arguments.empty() || arguments.front() == "--help" || arguments.front() == "-h") {
+  if (arguments.empty())
+    throw UsageError("rerun: which run? give its id or name (orchestrate runs lists them), e.g. orchestrate rerun 3");
+  if (arguments.front() == "--help" || arguments.front() == "-h") {
     std::cout << "usage: orchestrate rerun RUN [run options: --set, --nproc, --tag, --quiet, --db ...]\n\n"
               << "Runs the resolved recipe RUN recorded as a new run, linked to it.\n"
               << options;

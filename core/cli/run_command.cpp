@@ -112,14 +112,6 @@ std::unique_ptr<Collective> join_job(const Recipe& recipe) {
   return std::make_unique<Collective>(job, training_device(s, job), options);
 }
 
-// A recipe file as given, or else a shipped recipe of that name.
-std::string recipe_file(const std::string& given) {
-  std::error_code error;
-  if (std::filesystem::exists(given, error)) return given;
-  if (auto shipped = find_shipped_recipe(given)) return shipped->string();
-  return given;  // load_recipe says it does not exist
-}
-
 // Where a smoke run's checkpoints and exports go: a directory of this
 // process under the system's temporary directory, left for a look afterwards.
 std::string smoke_scratch_dir(const std::string& recipe_path) {
@@ -155,7 +147,7 @@ int run_command(const std::vector<std::string>& arguments) {
       "tag", po::value<std::vector<std::string>>()->composing(),
       "label the run key=value, for orchestrate runs --tag (repeatable)")(
       "rerun-of", po::value<std::string>(),
-      "the run this one repeats, recorded as its source (orchestrate rerun RUN sets it)")(
+      "internal: the run this one repeats, recorded as its source (orchestrate rerun RUN sets it)")(
       "nproc", po::value<int>()->default_value(1),
       "data-parallel: run this command as N worker processes on this machine, their output prefixed [rank N]");
   add_plugin_path_option(options);
@@ -175,7 +167,7 @@ int run_command(const std::vector<std::string>& arguments) {
       parse_overrides(values.count("set") ? values["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   Registry registry;  // declared first: outlives every object its plugins create
   const std::vector<std::string> plugin_warnings = load_all_plugins(registry, values);
-  const std::string recipe_path = recipe_file(values["recipe"].as<std::string>());
+  const std::string recipe_path = recipe_file_or_shipped(values["recipe"].as<std::string>());
   std::optional<SmokeOverrides> smoke_overrides;
   if (smoke) smoke_overrides.emplace(registry, smoke_scratch_dir(recipe_path));
   const Recipe recipe = load_recipe(recipe_path, overrides, registry, smoke_overrides ? &*smoke_overrides : nullptr);

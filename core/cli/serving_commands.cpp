@@ -53,12 +53,13 @@ int export_serving(const po::variables_map& values) {
     throw UsageError("export serving: " + checkpoint +
                      " is a weights file; give a checkpoint directory or a run (a checkpoint holds the recipe that "
                      "builds the model)");
-  if (!values.count("out")) throw UsageError("export serving: give the model repository to write with --out DIR");
+  if (!values.count("output"))
+    throw UsageError("export serving: give the model repository to write with -o DIR (--output DIR)");
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
   ServableModel servable = load_servable_checkpoint(checkpoint, registry);
   ExportSettings settings;
-  settings.dir = values["out"].as<std::string>();
+  settings.dir = values["output"].as<std::string>();
   settings.name = values["name"].as<std::string>();
   settings.top_k = values["top-k"].as<std::int64_t>();
   settings.max_batch_size = values["max-batch-size"].as<std::int64_t>();
@@ -100,7 +101,7 @@ int export_command(const std::vector<std::string>& arguments) {
   po::options_description options("export options");
   options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, tensorboard")(
       "source", po::value<std::string>()->required(), "run id or name, or checkpoint directory")(
-      "out", po::value<std::string>(), "serving: the model repository directory")(
+      "output,o", po::value<std::string>(), "serving: the model repository directory (--out works too)")(
       "name", po::value<std::string>()->default_value(""), "serving: the model's directory name (default: the run name)")(
       "top-k", po::value<std::int64_t>()->default_value(5), "serving: classes the model returns per image")(
       "max-batch-size", po::value<std::int64_t>()->default_value(64), "serving: config.pbtxt's max_batch_size");
@@ -110,7 +111,7 @@ int export_command(const std::vector<std::string>& arguments) {
   positional.add("target", 1).add("source", 1);
   po::variables_map values;
   if (!parse_options("export",
-                     "serving RUN|CHECKPOINT --out DIR [options]\n"
+                     "serving RUN|CHECKPOINT -o DIR [options]\n"
                      "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)",
                      options, positional, arguments, values))
     return 0;
@@ -125,7 +126,7 @@ int predict_command(const std::vector<std::string>& arguments) {
                         "an exported model directory (its newest version) or one version directory")(
       "images", po::value<std::vector<std::string>>()->required(), "JPEG or PNG files")(
       "top-k", po::value<std::int64_t>()->default_value(0), "classes to show per image; 0: all the model returns")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv or json");
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   po::positional_options_description positional;
   positional.add("model", 1).add("images", -1);
   po::variables_map values;

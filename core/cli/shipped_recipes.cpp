@@ -48,4 +48,11 @@ std::optional<std::filesystem::path> find_shipped_recipe(const std::string& name
   return candidate;
 }
 
+std::string recipe_file_or_shipped(const std::string& given) {
+  std::error_code error;
+  if (std::filesystem::exists(given, error)) return given;
+  if (auto shipped = find_shipped_recipe(given)) return shipped->string();
+  return given;
+}
+
 }  // namespace orchestrate::cli

@@ -27,6 +27,11 @@ std::vector<ShippedRecipe> shipped_recipes();
 // The shipped recipe called `name` (with or without ".toml"), if any.
 std::optional<std::filesystem::path> find_shipped_recipe(const std::string& name);
 
+// What a RECIPE argument names: the file as given when it exists, else the
+// shipped recipe of that name, else the argument unchanged (loading it then
+// says that no such file exists). Every command that takes a recipe uses it.
+std::string recipe_file_or_shipped(const std::string& given);
+
 // The first line of `path` that is a comment, without its "#" and leading
 // blanks; "" when there is none before the first non-comment line.
 std::string recipe_description(const std::filesystem::path& path);

@@ -7,6 +7,7 @@
 
 #include "command_runner.h"
 #include "orchestrate/api.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "run_store.h"
 
 namespace orchestrate::testing {
@@ -49,9 +50,71 @@ TEST(Cli, VersionAndHelp) {
     EXPECT_EQ(help.exit_code, 0) << command;
     EXPECT_NE(help.output.find("usage: orchestrate " + std::string(command)), std::string::npos) << help.output;
   }
-  auto unknown = run_orchestrate("trian");
+  auto unknown = run_orchestrate("repot");
   EXPECT_EQ(unknown.exit_code, 2);
-  EXPECT_EQ(unknown.output, "orchestrate: error: unknown command 'trian' (see orchestrate --help)\n");
+  EXPECT_EQ(unknown.output, "orchestrate: error: unknown command 'repot' (did you mean 'report'?); see orchestrate --help\n");
+  EXPECT_EQ(run_orchestrate("frobnicate").output, "orchestrate: error: unknown command 'frobnicate'; see orchestrate --help\n");
+}
+
+TEST(Cli, HelpAndVersionWhereverTheyAreAsked) {
+  // help CMD is CMD --help, for an engine command and a front-end one.
+  for (const char* command : {"eval", "runs"}) {
+    const auto help = run_orchestrate(std::string("help ") + command);
+    EXPECT_EQ(help.exit_code, 0) << help.output;
+    EXPECT_EQ(help.output, run_orchestrate(std::string(command) + " --help").output);
+  }
+  EXPECT_EQ(run_orchestrate("help trian").exit_code, 2);
+  const auto version = run_orchestrate("--version").output;
+  for (const char* asked : {"-V", "runs -V", "run recipe.toml --version", "report throughput --db x.db -V"}) {
+    const auto answer = run_orchestrate(asked);
+    EXPECT_EQ(answer.exit_code, 0) << asked;
+    EXPECT_EQ(answer.output, version) << asked;
+  }
+  // Positionals are named as the usage line names them, not listed as
+  // options; an internal option is not listed at all.
+  const auto run_help = run_orchestrate("run --help").output;
+  EXPECT_NE(run_help.find("\narguments:\n  RECIPE "), std::string::npos) << run_help;
+  EXPECT_EQ(run_help.find("--recipe"), std::string::npos) << run_help;
+  EXPECT_EQ(run_help.find("rerun-of"), std::string::npos) << run_help;
+  EXPECT_NE(run_orchestrate("plugins --help").output.find("table, csv, json or markdown"), std::string::npos);
+}
+
+TEST(Cli, RerunWithoutARunIsAUsageError) {
+  const auto rerun = run_orchestrate("rerun");
+  EXPECT_EQ(rerun.exit_code, 2);
+  EXPECT_EQ(rerun.output,
+            "orchestrate: error: rerun: which run? give its id or name (orchestrate runs lists them), e.g. "
+            "orchestrate rerun 3\n");
+}
+
+// Flag, then environment, then recipe: a recipe's [log] db does not override
+// $ORCHESTRATE_DB, and --db overrides both.
+TEST(Cli, TheRunStoreIsTheFlagsThenTheEnvironmentsThenTheRecipes) {
+  ScratchDir dir;
+  const auto recipe = dir.write("store.toml", kMockRecipe + "[log]\ndb = \"" + dir.file("recipe.db") + "\"\n");
+  const std::string run = "cd " + dir.path().string() + " && env -u ORCHESTRATE_PLUGIN_PATH ";
+  const std::string args = std::string(" run ") + recipe + " --quiet --set run.max_steps=1 --set eval.enabled=false";
+  ASSERT_EQ(run_shell(run + "ORCHESTRATE_DB=" + dir.file("env.db") + " " + ORCHESTRATE_BIN + args).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("env.db")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("recipe.db")));
+  ASSERT_EQ(run_shell(run + "ORCHESTRATE_DB=" + dir.file("env.db") + " " + ORCHESTRATE_BIN + args + " --db " +
+                      dir.file("flag.db"))
+                .exit_code,
+            0);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("flag.db")));
+  ASSERT_EQ(run_shell(run + "-u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) + args).exit_code, 0);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("recipe.db")));
+}
+
+// Wherever a recipe is taken, a shipped recipe's name is too.
+TEST(Cli, EvalAndBenchInputTakeAShippedRecipesName) {
+  const auto bench = run_orchestrate("bench-input fashion_mnist_first5 --batches 2");
+  EXPECT_EQ(bench.exit_code, 0) << bench.output;
+  EXPECT_NE(bench.output.find("images_per_s="), std::string::npos) << bench.output;
+  const auto eval = run_orchestrate("eval fashion_mnist --checkpoint /nonexistent/weights.safetensors");
+  EXPECT_EQ(eval.exit_code, 2) << eval.output;
+  EXPECT_EQ(eval.output.find("recipe file not found"), std::string::npos) << "the name was taken for a missing recipe file: "
+                                                                   << eval.output;
 }
 
 TEST(Cli, UnknownRecipeKeyIsOneLineWithLocationAndNoRun) {

@@ -147,7 +147,7 @@ TEST_F(ServingCli, BadInputGetsOneLineAndTheExitCode) {
   EXPECT_NE(no_model.output.find("holds no exported model"), std::string::npos) << no_model.output;
   const auto no_out = run_orchestrate("export serving 1 --db " + db());
   EXPECT_EQ(no_out.exit_code, 2) << no_out.output;
-  EXPECT_NE(no_out.output.find("--out DIR"), std::string::npos) << no_out.output;
+  EXPECT_NE(no_out.output.find("-o DIR (--output DIR)"), std::string::npos) << no_out.output;
   const auto unknown = run_orchestrate("export onnx 1 --db " + db());
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("unknown target 'onnx' (known: serving, tensorboard)"), std::string::npos) << unknown.output;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <string>
 
 #include "command_runner.h"
@@ -163,6 +164,50 @@ TEST(ModelFlopsUtilisation, TheConvNetsCountIsTheAnalyticOneAndMfuIsImagesTimesF
   const auto events = run_orchestrate("show second --db " + dir.file("runs.db"));
   EXPECT_NE(events.output.find(", as measured 20"), std::string::npos) << events.output;
   EXPECT_EQ(report_row(dir, "second")["peak_GFLOP_per_s"], row["peak_GFLOP_per_s"]);
+}
+
+// A host measures its peak once: a run in a new store takes the one kept in
+// the cache directory's store of peaks; a damaged cache is passed over with
+// a note, never a failed run.
+TEST(ModelFlopsUtilisation, ANewStoreTakesTheHostsPeakAndADamagedCacheIsPassedOver) {
+  ScratchDir dir;
+  const std::string recipe = dir.write("tiny.toml", R"(schema_version = 1
+[run]
+device = "cpu"
+batch_size = 8
+max_steps = 2
+[data]
+plugin = "mock"
+height = 28
+width = 28
+train_size = 64
+test_size = 16
+[preprocessing]
+plugin = "none"
+[model]
+plugin = "convnet"
+[optimizer]
+plugin = "sgd"
+[eval]
+enabled = false
+[checkpoint]
+at_end = false
+)");
+  const auto run_with_cache = [&](const std::string& cache, const std::string& db) {
+    const auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ORCHESTRATE_CACHE=" + cache + " " +
+                                  ORCHESTRATE_BIN + " run " + recipe + " --quiet --db " + dir.file(db) + " 2>&1");
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    return run_orchestrate("show 1 --db " + dir.file(db)).output;
+  };
+  EXPECT_NE(run_with_cache(dir.file("cache"), "a.db").find(", measured now)"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::exists(dir.file("cache/device_peaks.db")));
+  const std::string second = run_with_cache(dir.file("cache"), "b.db");
+  EXPECT_NE(second.find(", as measured 20"), std::string::npos) << second;
+
+  std::filesystem::create_directories(dir.file("damaged"));
+  dir.write("damaged/device_peaks.db", "not a database at all, a few bytes of garbage");
+  const std::string damaged = run_with_cache(dir.file("damaged"), "c.db");
+  EXPECT_NE(damaged.find(", measured now); not kept in the host's peak cache ("), std::string::npos) << damaged;
 }
 
 }  // namespace

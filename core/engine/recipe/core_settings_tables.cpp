@@ -239,7 +239,7 @@ const SettingsTable<EvalSettings>& eval_keys() {
 const SettingsTable<Settings>& log_keys() {
   static const auto table = [] {
     SettingsTable<Settings> t;
-    t.key(string_param("db", "", "SQLite run store; empty: --db, then $ORCHESTRATE_DB, then ./orchestrate.db"),
+    t.key(string_param("db", "", "SQLite run store, used when neither --db nor $ORCHESTRATE_DB gives one; empty: ./orchestrate.db"),
           FIELD(db));
     t.key(string_param("progress", "auto",
                        "progress line: auto (redrawn on a terminal, one line per log_every otherwise), always or "

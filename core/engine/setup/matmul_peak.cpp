@@ -38,8 +38,8 @@ std::int64_t largest_side(const c10::Device& device) { return device.is_cuda() ?
 constexpr std::int64_t kFirstSide = 256;
 constexpr std::chrono::milliseconds kLongEnough{10};
 
-constexpr std::chrono::milliseconds kMeasureFor{150};
-constexpr int kMostRepeats = 40;
+constexpr std::chrono::milliseconds kMeasureFor{1000};
+constexpr int kMostRepeats = 80;
 constexpr int kProductsPerRepeat = 4;  // on a GPU, one launch takes microseconds: time several
 
 // Seconds one product of n x n matrices takes, once warm.

@@ -21,9 +21,11 @@ struct MeasuredPeak {
 
 // Times square matrix products in `mode`'s dtype on `device` (fp32 with
 // TF32 where the setup allows it on CUDA), with the process's intra-op
-// threads, for about 0.15 s (at least 5 products), and returns
-// the best rate. The side is the largest up to 1024 (CPU) or 8192 (GPU)
-// reached by doubling from 256 while one product takes under 10 ms.
+// threads, for about a second (at least 5 products, at most 80), and
+// returns the best rate: a host measures it once (utilisation_baseline.h),
+// so it is worth the time that lets a clean sample through a busy moment.
+// The side is the largest up to 1024 (CPU) or 8192 (GPU) reached by
+// doubling from 256 while one product takes under 10 ms.
 MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode);
 
 // The device's model name: the CPU's from /proc/cpuinfo, the GPU's from

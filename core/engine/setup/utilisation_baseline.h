@@ -14,8 +14,9 @@ namespace orchestrate {
 
 // Records, at step 0 of `run_id`, kTrainFlopsPerImageMetric (LibTorch's
 // profiler counts the forward; model_flops.h), kPeakFlopsMetric (the store's
-// peak for this host, device, precision and threads, measured and stored
-// first when it has none: matmul_peak.h) and, on a GPU with a datasheet
+// peak for this host, device, precision and threads; else the host's, kept
+// in a run store of its own in the cache directory; else measured now and
+// kept in both: matmul_peak.h) and, on a GPU with a datasheet
 // figure, kDatasheetFlopsMetric; an event "utilisation" says how each was
 // found. Call it before the input pipeline starts, so no other thread
 // competes with the measurement. A figure that cannot be had (a model the

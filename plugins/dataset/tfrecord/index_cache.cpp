@@ -13,6 +13,7 @@
 #include <thread>
 #include <utility>
 
+#include "orchestrate/cache_dir.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate::tfrecord {
@@ -58,17 +59,8 @@ FileStamp stamp_of(const std::string& path) {
 }
 
 std::string default_index_cache_dir() {
-  std::string root;
-  if (const char* cache = std::getenv("ORCHESTRATE_CACHE"); cache && *cache) {
-    root = cache;
-  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    root = std::string(xdg) + "/orchestrate";
-  } else if (const char* home = std::getenv("HOME"); home && *home) {
-    root = std::string(home) + "/.cache/orchestrate";
-  } else {
-    return "";
-  }
-  return root + "/tfrecord-index";
+  const std::string root = orchestrate::orchestrate_cache_dir();
+  return root.empty() ? "" : root + "/tfrecord-index";
 }
 
 IndexCache::IndexCache(std::string dir) : dir_(std::move(dir)) {}
