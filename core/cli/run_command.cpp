@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 
 #include <filesystem>
@@ -7,6 +8,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "collective.h"
 #include "command.h"
@@ -47,6 +50,27 @@ void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunS
   std::cout << "\nrecorded in " << store.path() << " (orchestrate runs --db " << store.path() << ")\n\n";
   if (auto summary = store.find_run(std::to_string(outcome.run_id)))
     std::cout << render(throughput_table({throughput_of(store, *summary)}), TableFormat::table);
+}
+
+// --format json: the outcome as one JSON object on stdout, for a sweep
+// script to read instead of scraping the text (full-precision numbers, null
+// for what there is none of).
+void print_outcome_json(const TrainOutcome& outcome, const Recipe& recipe, const RunStore& store) {
+  const auto text_or_null = [](const std::string& text) { return text.empty() ? nlohmann::json() : nlohmann::json(text); };
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const auto& [name, value] : outcome.final_metrics)
+    metrics[name] = std::isfinite(value) ? nlohmann::json(value) : nlohmann::json();
+  const nlohmann::json object = {{"run_id", outcome.run_id},
+                                 {"name", recipe.run_name()},
+                                 {"status", to_string(outcome.status)},
+                                 {"steps", outcome.steps},
+                                 {"wall_s", outcome.wall_s},
+                                 {"resumed", outcome.resumed},
+                                 {"checkpoint", text_or_null(outcome.checkpoint)},
+                                 {"serving_export", text_or_null(outcome.exported)},
+                                 {"db", store.path()},
+                                 {"final_metrics", metrics}};
+  std::cout << object.dump(2) << "\n";
 }
 
 // `orchestrate run ARGUMENTS` as a shell would take it back: an argument
@@ -148,6 +172,11 @@ int run_command(const std::vector<std::string>& arguments) {
       "label the run key=value, for orchestrate runs --tag (repeatable)")(
       "rerun-of", po::value<std::string>(),
       "internal: the run this one repeats, recorded as its source (orchestrate rerun RUN sets it)")(
+      "format", po::value<std::string>()->default_value("text")->notifier([](const std::string& format) {
+        if (format != "text" && format != "json")
+          throw UsageError("run: --format " + format + ": use text (the default) or json");
+      }),
+      "what to print at the end: text, or json (run_id, status, steps, wall_s, checkpoint, final_metrics, ...)")(
       "nproc", po::value<int>()->default_value(1),
       "data-parallel: run this command as N worker processes on this machine, their output prefixed [rank N]");
   add_plugin_path_option(options);
@@ -216,7 +245,8 @@ int run_command(const std::vector<std::string>& arguments) {
     std::signal(SIGINT, SIG_IGN);
   }
   const TrainOutcome outcome = train(recipe, registry, scratch ? scratch->store() : store, train_options);
-  if (leader) print_outcome(outcome, recipe, store);
+  if (leader && values["format"].as<std::string>() == "json") print_outcome_json(outcome, recipe, store);
+  else if (leader) print_outcome(outcome, recipe, store);
   if (outcome.status == RunStatus::finished) remove_scratch(smoke_overrides);  // kept to look at otherwise
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;
 }

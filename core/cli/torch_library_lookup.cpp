@@ -42,11 +42,19 @@ std::vector<std::string> split_colons(const char* text) {
   return parts;
 }
 
-// The directories the loader searches for the engine's libraries.
+// The directories the loader searches for the engine's libraries:
+// LD_LIBRARY_PATH, the engine's RUNPATH, then the system's, with this
+// build's multiarch directories (Debian, Ubuntu) and the lib64 ones
+// (Fedora, RHEL) rather than one distribution's spelled out.
 std::vector<std::string> loader_search_path(const fs::path& engine) {
   std::vector<std::string> dirs = split_colons(std::getenv("LD_LIBRARY_PATH"));
   for (const auto& dir : elf_runpath(engine)) dirs.push_back(expand_origin(dir, engine.parent_path()));
-  for (const char* dir : {"/usr/local/lib", "/usr/lib/x86_64-linux-gnu", "/usr/lib", "/lib"}) dirs.push_back(dir);
+  const std::string multiarch = ORCHESTRATE_LIBRARY_ARCHITECTURE;
+  for (const std::string prefix : {"/usr/local/lib", "/usr/lib", "/lib"}) {
+    if (!multiarch.empty()) dirs.push_back(prefix + "/" + multiarch);
+    dirs.push_back(prefix);
+  }
+  for (const char* dir : {"/usr/lib64", "/lib64"}) dirs.push_back(dir);
   return dirs;
 }
 

@@ -208,6 +208,7 @@ print("state", ",".join(sorted(m.state_dict().keys())))
 config = text_format.Parse(open(")" + exported.model_dir + R"(/config.pbtxt").read(), model_config_pb2.ModelConfig())
 print("config", config.name, config.platform, config.max_batch_size, list(config.input[0].dims),
       [o.name for o in config.output], list(config.output[1].dims), config.output[0].label_filename)
+print("dynamic_batching", config.HasField("dynamic_batching"), config.dynamic_batching.max_queue_delay_microseconds)
 )");
   EXPECT_NE(out.find("logits_max_diff 0.0\n"), std::string::npos) << out;
   EXPECT_NE(out.find("topk_equal 1"), std::string::npos) << out;
@@ -221,6 +222,7 @@ print("config", config.name, config.platform, config.max_batch_size, list(config
                      "'topk_confidences__2'] [5] labels.txt"),
             std::string::npos)
       << out;
+  EXPECT_NE(out.find("dynamic_batching True 100\n"), std::string::npos) << out;
 }
 
 // The exported preprocessing equals torchvision's transforms on the same pixels:

@@ -196,7 +196,7 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
                         "p5_images_per_s", "p95_images_per_s", "median_step_s", "p95_step_s", "data_wait_share",
                         "compute_share", "sync_share", "optimizer_share", "wall_s", "setup_s", "train_s", "eval_s",
                         "accounted"});
-  if (communicated) table.headers.push_back("sent_MB_per_step");
+  if (communicated) table.headers.push_back("sent_MiB_per_step");
   if (against_baseline) table.headers.push_back("scaling_efficiency");
   if (counted)
     table.headers.insert(table.headers.end(),

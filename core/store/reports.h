@@ -87,7 +87,7 @@ Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::str
 
 // id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share,
 // wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three);
-// then, when some run communicated, sent_MB_per_step, and with a baseline
+// then, when some run communicated, sent_MiB_per_step, and with a baseline
 // scaling_efficiency, and when some run recorded its FLOPs and peak
 // train_GFLOP_per_image, achieved_GFLOP_per_s, peak_GFLOP_per_s, mfu_percent
 // (and datasheet_mfu_percent on a listed GPU). A rank column comes after

@@ -106,6 +106,27 @@ TEST(Cli, TheRunStoreIsTheFlagsThenTheEnvironmentsThenTheRecipes) {
   EXPECT_TRUE(std::filesystem::exists(dir.file("recipe.db")));
 }
 
+// A sweep script reads the run it started from stdout, not by scraping text.
+TEST(Cli, RunPrintsItsOutcomeAsJson) {
+  ScratchDir dir;
+  const auto recipe = dir.write("json.toml", kMockRecipe);
+  const auto result = run_shell(std::string("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ") + ORCHESTRATE_BIN +
+                                " run " + recipe + " --quiet --format json --set run.max_steps=3 --db " +
+                                dir.file("runs.db") + " 2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto outcome = nlohmann::json::parse(result.output);
+  EXPECT_EQ(outcome["run_id"], 1);
+  EXPECT_EQ(outcome["name"], "mock_lenet");
+  EXPECT_EQ(outcome["status"], "finished");
+  EXPECT_EQ(outcome["steps"], 3);
+  EXPECT_EQ(outcome["db"], dir.file("runs.db"));
+  EXPECT_TRUE(outcome["final_metrics"]["train/loss"].is_number()) << outcome.dump(1);
+  EXPECT_TRUE(outcome["serving_export"].is_null());
+  const auto bad = run_orchestrate("run " + recipe + " --format yaml --db " + dir.file("runs.db"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.output, "orchestrate: error: run: --format yaml: use text (the default) or json\n");
+}
+
 // Wherever a recipe is taken, a shipped recipe's name is too.
 TEST(Cli, EvalAndBenchInputTakeAShippedRecipesName) {
   const auto bench = run_orchestrate("bench-input fashion_mnist_first5 --batches 2");

@@ -242,8 +242,8 @@ const SettingsTable<Settings>& log_keys() {
     t.key(string_param("db", "", "SQLite run store, used when neither --db nor $ORCHESTRATE_DB gives one; empty: ./orchestrate.db"),
           FIELD(db));
     t.key(string_param("progress", "auto",
-                       "progress line: auto (redrawn on a terminal, one line per log_every otherwise), always or "
-                       "never")
+                       "progress line: auto (redrawn on a terminal, one line per log_every otherwise), always "
+                       "(redrawn even off a terminal) or never")
               .one_of({"auto", "always", "never"}),
           FIELD(progress));
     t.key(real_param("flush_secs", 10.0,

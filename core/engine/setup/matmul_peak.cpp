@@ -11,19 +11,12 @@
 #include <chrono>
 #include <fstream>
 
+#include "autocast_scope.h"
+
 namespace orchestrate {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-at::ScalarType dtype_of(PrecisionMode mode) {
-  switch (mode) {
-    case PrecisionMode::fp16: return at::kHalf;
-    case PrecisionMode::bf16: return at::kBFloat16;
-    case PrecisionMode::fp32: return at::kFloat;
-  }
-  return at::kFloat;
-}
 
 void wait_for(const c10::Device& device) {
   if (device.is_cuda()) torch::cuda::synchronize(device.index());
@@ -54,7 +47,7 @@ double seconds_per_product(const c10::Device& device, const at::Tensor& a, const
 }  // namespace
 
 MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode) {
-  const auto options = at::TensorOptions().device(device).dtype(dtype_of(mode));
+  const auto options = at::TensorOptions().device(device).dtype(autocast_dtype(mode));  // fp32: float
   const int products = device.is_cuda() ? kProductsPerRepeat : 1;
   std::int64_t n = kFirstSide;
   double best_s = 0;

@@ -18,7 +18,9 @@ ProgressMode parse_progress_mode(const std::string& text) {
 ProgressLine::ProgressLine(std::ostream& out, ProgressMode mode, std::int64_t log_every, bool out_is_terminal)
     : out_(out),
       enabled_(mode != ProgressMode::never),
-      redraw_(out_is_terminal),
+      // always: redrawn in place even off a terminal (a log viewer that
+      // renders carriage returns, `script`, an IDE console).
+      redraw_(out_is_terminal || mode == ProgressMode::always),
       log_every_(log_every),
       last_draw_(Clock::now()),
       window_start_(Clock::now()) {}
@@ -63,6 +65,11 @@ void ProgressLine::update(const ProgressState& state, std::int64_t images) {
     seconds_per_step_ = window_s / window_steps_;
     window_start_ = now;
     window_images_ = window_steps_ = 0;
+  } else if (images_per_s_ == 0 && window_s > 0) {
+    // Until the first full window, the steps so far (a first log point
+    // comes sooner than half a second on a fast model): a real rate, never 0.
+    images_per_s_ = window_images_ / window_s;
+    seconds_per_step_ = window_s / window_steps_;
   }
   if (!enabled_) return;
   const bool due = redraw_ ? std::chrono::duration<double>(now - last_draw_).count() >= 0.25

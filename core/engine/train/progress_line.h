@@ -1,7 +1,8 @@
 // The live progress line: epoch, step, loss, images/s, ETA.
 //
-// On a terminal it is redrawn in place a few times a second; otherwise (CI
-// logs, pipes) one line is printed every `log_every` steps.
+// On a terminal (or with [log] progress = "always") it is redrawn in place a
+// few times a second; otherwise (CI logs, pipes) one line is printed every
+// `log_every` steps.
 #pragma once
 
 #include <chrono>

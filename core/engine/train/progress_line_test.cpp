@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 namespace orchestrate {
 namespace {
@@ -26,6 +28,24 @@ TEST(ProgressLine, PrintsOneLinePerLogIntervalWhenNotATerminal) {
   EXPECT_NE(text.find("epoch 1/2  step 5/12  loss 0.5000  lr 0.01"), std::string::npos) << text;
   EXPECT_NE(text.find("step 12/12"), std::string::npos) << text;
   EXPECT_EQ(text.find('\r'), std::string::npos) << "no carriage returns in logs";
+}
+
+TEST(ProgressLine, TheFirstLineHasARealRateAndAnEta) {
+  std::ostringstream out;
+  ProgressLine progress(out, ProgressMode::auto_detect, /*log_every=*/1, /*out_is_terminal=*/false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));  // a 30 ms step: far inside the half-second window
+  progress.update({1, 1, 1, 100, 0.5, 0.01}, 32);
+  const std::string line = out.str();
+  EXPECT_EQ(line.find(" 0 img/s"), std::string::npos) << line;
+  EXPECT_EQ(line.find("ETA 0:00"), std::string::npos) << line;  // 99 steps left of about 30 ms
+}
+
+TEST(ProgressLine, AlwaysRedrawsInPlaceOffATerminal) {
+  std::ostringstream out;
+  ProgressLine progress(out, ProgressMode::always, /*log_every=*/5, /*out_is_terminal=*/false);
+  progress.update({1, 1, 1, 1, 0.5, 0.01}, 32);
+  progress.finish();
+  EXPECT_EQ(out.str().rfind("\r\033[K", 0), 0u) << out.str();
 }
 
 TEST(ProgressLine, NeverModePrintsNothingButMessages) {
