@@ -58,11 +58,13 @@ SupervisorSignals::SupervisorSignals() {
   install(SIGCHLD, previous_chld_, changed_);
   if (!ignored(SIGINT)) install(SIGINT, previous_int_, changed_);
   if (!ignored(SIGTERM)) install(SIGTERM, previous_term_, changed_);
+  if (!ignored(SIGUSR1)) install(SIGUSR1, previous_usr1_, changed_);  // a batch system's time-limit warning
 }
 
 SupervisorSignals::~SupervisorSignals() {
   if (sigismember(&changed_, SIGINT)) sigaction(SIGINT, &previous_int_, nullptr);
   if (sigismember(&changed_, SIGTERM)) sigaction(SIGTERM, &previous_term_, nullptr);
+  if (sigismember(&changed_, SIGUSR1)) sigaction(SIGUSR1, &previous_usr1_, nullptr);
   sigaction(SIGCHLD, &previous_chld_, nullptr);
   g_wake_fd = -1;
   ::close(pipe_[0]);

@@ -40,6 +40,7 @@ class SupervisorSignals {
   sigset_t original_mask_;
   struct sigaction previous_int_ {};
   struct sigaction previous_term_ {};
+  struct sigaction previous_usr1_ {};
   struct sigaction previous_chld_ {};
 };
 

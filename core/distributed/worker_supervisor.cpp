@@ -228,7 +228,8 @@ class Supervision {
 
   void handle_signals() {
     for (const ReceivedSignal& received : signals_.take()) {
-      if (received.number != SIGINT && received.number != SIGTERM) continue;  // SIGCHLD: reap_exited looks
+      if (received.number != SIGINT && received.number != SIGTERM && received.number != SIGUSR1)
+        continue;  // SIGCHLD: reap_exited looks
       stopping_ = true;
       if (received.from_terminal) continue;  // the kernel sent it to every worker too
       for (auto& worker : workers_)

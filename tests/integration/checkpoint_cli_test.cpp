@@ -4,6 +4,8 @@
 // gets one line and the documented exit code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -55,6 +57,49 @@ std::string final_weights(const std::string& db, std::int64_t run_id) {
   if (rows.empty()) return "";
   EXPECT_EQ(rows.back().reason, "end");
   return read_bytes(fs::path(rows.back().path) / "model.safetensors");
+}
+
+// SLURM's warning before a time limit (sbatch --signal=USR1@90): the run
+// saves a checkpoint and stops as on Ctrl-C, so the requeued job resumes.
+TEST(CheckpointCli, SigUsr1SavesACheckpointAndStopsAsBeforeATimeLimit) {
+  ScratchDir dir;
+  const auto recipe = dir.write("usr1.toml", kRecipe);
+  const auto db = dir.file("runs.db");
+  const auto stopped = run_shell(
+      "env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe + " --db " + db +
+      " --quiet & pid=$!; until [ \"$(sqlite3 " + db +
+      " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
+      "kill -USR1 $pid; wait $pid; echo \"exit=$?\"");
+  ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
+  const RunStore store(db, StoreAccess::read_only);
+  const auto events = store.events(1);
+  const auto interrupted = std::find_if(events.begin(), events.end(), [](const auto& e) { return e.kind == "interrupted"; });
+  ASSERT_NE(interrupted, events.end());
+  EXPECT_EQ(interrupted->message.rfind("stopped by SIGUSR1 (a batch system's warning before its time limit) at step ", 0),
+            0u)
+      << interrupted->message;
+  const auto checkpoints = store.checkpoints(1);
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0].reason, "signal");
+}
+
+// The --nproc launcher passes SIGUSR1 on to its workers: the job stops as one.
+TEST(CheckpointCli, SigUsr1ToTheLauncherStopsEveryWorker) {
+  ScratchDir dir;
+  const auto recipe = dir.write("usr1.toml", kRecipe);
+  const auto db = dir.file("runs.db");
+  const auto stopped = run_shell(
+      "env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe + " --nproc 2 --db " + db +
+      " --quiet & pid=$!; until [ \"$(sqlite3 " + db +
+      " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
+      "kill -USR1 $pid; wait $pid; echo \"exit=$?\"");
+  ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
+  const RunStore store(db, StoreAccess::read_only);
+  EXPECT_EQ(store.find_run("1")->status, "interrupted");
+  const auto events = store.events(1);
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const auto& e) {
+    return e.kind == "interrupted" && e.message.rfind("stopped by SIGUSR1", 0) == 0;
+  })) << stopped.output;
 }
 
 TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {

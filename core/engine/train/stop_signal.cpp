@@ -1,6 +1,7 @@
 #include "stop_signal.h"
 
 #include <csignal>
+#include <string>
 
 namespace orchestrate {
 
@@ -16,6 +17,7 @@ void on_stop_signal(int signal_number) {
 
 struct sigaction g_previous_int;
 struct sigaction g_previous_term;
+struct sigaction g_previous_usr1;
 }  // namespace
 
 StopSignal::StopSignal() {
@@ -25,14 +27,25 @@ StopSignal::StopSignal() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &g_previous_int);
   sigaction(SIGTERM, &action, &g_previous_term);
+  sigaction(SIGUSR1, &action, &g_previous_usr1);
 }
 
 StopSignal::~StopSignal() {
   sigaction(SIGINT, &g_previous_int, nullptr);
   sigaction(SIGTERM, &g_previous_term, nullptr);
+  sigaction(SIGUSR1, &g_previous_usr1, nullptr);
 }
 
 bool StopSignal::requested() const { return g_stop_signal != 0; }
 int StopSignal::signal_number() const { return g_stop_signal; }
+
+std::string stop_signal_name(int signal_number) {
+  switch (signal_number) {
+    case SIGINT: return "SIGINT (Ctrl-C)";
+    case SIGTERM: return "SIGTERM";
+    case SIGUSR1: return "SIGUSR1 (a batch system's warning before its time limit)";
+  }
+  return "signal " + std::to_string(signal_number);
+}
 
 }  // namespace orchestrate

@@ -1,9 +1,16 @@
-// SIGINT/SIGTERM handling for a graceful stop: the first signal asks the
-// trainer to finish its current step and record the run as interrupted; a
-// second one kills the process the usual way.
+// SIGINT, SIGTERM and SIGUSR1 handling for a graceful stop: the first signal
+// asks the trainer to finish its current step, save a checkpoint and record
+// the run as interrupted; a second one kills the process the usual way.
+// SIGUSR1 is what SLURM sends before a job's time limit (sbatch
+// --signal=USR1@90), as Lightning's SLURM support expects it.
 #pragma once
 
+#include <string>
+
 namespace orchestrate {
+
+// "SIGINT (Ctrl-C)", "SIGTERM", "SIGUSR1 (a batch system's warning ...)": for the run's event.
+std::string stop_signal_name(int signal_number);
 
 class StopSignal {
  public:

@@ -182,7 +182,7 @@ bool TrainingRun::stop_requested() const { return collective_ ? agreed_stop_ : l
 RunStatus TrainingRun::finish_interrupted() {
   progress_.finish();
   const std::string why =
-      (stop_.signal_number() ? "stopped by signal " + std::to_string(stop_.signal_number())
+      (stop_.signal_number() ? "stopped by " + stop_signal_name(stop_.signal_number())
                              : std::string("stopped on request")) +
       " at step " + std::to_string(at_.update) +
       (at_.stopped_micro ? " (+" + std::to_string(at_.stopped_micro) + " micro-batches)" : "");
