@@ -235,8 +235,12 @@ int run_command(const std::vector<std::string>& arguments) {
     train_options.progress = &std::cerr;
     train_options.progress_is_terminal = isatty(STDERR_FILENO) != 0;
   }
-  if (values.count("resume"))
+  if (values.count("resume")) {
     train_options.resume_from = resolve_resume_target(values["resume"].as<std::string>(), recipe, store);
+    if (train_options.resume_from.empty() && leader)
+      std::cerr << "--resume: no run of " << recipe.path << " in " << store.path()
+                << " has a checkpoint yet; starting it afresh\n";
+  }
   // A launcher sends SIGTERM to every rank as soon as one fails, often just
   // as this rank fails on its own; once training has ended (its handlers are
   // gone) such a signal must not kill the rank before it prints why it failed.

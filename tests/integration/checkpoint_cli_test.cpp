@@ -83,6 +83,26 @@ TEST(CheckpointCli, SigUsr1SavesACheckpointAndStopsAsBeforeATimeLimit) {
   EXPECT_EQ(checkpoints[0].reason, "signal");
 }
 
+// A preempted job is restarted with the command it was first started with:
+// `--resume` before any checkpoint exists starts the run; after one, continues it.
+TEST(CheckpointCli, TheSameResumeCommandStartsAndThenContinues) {
+  ScratchDir dir;
+  const auto recipe = dir.write("again.toml", kRecipe);
+  const auto db = dir.file("runs.db");
+  const std::string command = std::string(ORCHESTRATE_BIN) + " run " + recipe + " --db " + db + " --resume";
+  // The first start, preempted (SIGUSR1) once it trains.
+  const auto first = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + command + " --quiet 2>&1 & pid=$!; until [ \"$(sqlite3 " +
+                               db + " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; "
+                               "do sleep 0.05; done; kill -USR1 $pid; wait $pid; echo \"exit=$?\"");
+  ASSERT_NE(first.output.find("exit=130"), std::string::npos) << first.output;
+  EXPECT_NE(first.output.find("has a checkpoint yet; starting it afresh"), std::string::npos) << first.output;
+  // The same command again: the same run, continued to its end.
+  const auto again = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + command + " --quiet");
+  ASSERT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("run 1 'cli_resume' finished after 256 steps"), std::string::npos) << again.output;
+  EXPECT_EQ(RunStore(db, StoreAccess::read_only).list_runs().size(), 1u);
+}
+
 // The --nproc launcher passes SIGUSR1 on to its workers: the job stops as one.
 TEST(CheckpointCli, SigUsr1ToTheLauncherStopsEveryWorker) {
   ScratchDir dir;

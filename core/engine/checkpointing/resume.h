@@ -15,7 +15,10 @@ class RunStore;
 
 // The checkpoint directory `argument` names: a checkpoint path; a run id or
 // name (that run's newest checkpoint); or "" (the newest checkpoint of the
-// newest run of this recipe file). A UsageError says what is missing.
+// newest run of this recipe file, or "" when none has one yet: a preempted
+// job restarted with its first command line, `run R --resume`, then starts
+// the run afresh, as Lightning's ckpt_path="last" does). A named checkpoint
+// or run that is missing is a UsageError saying what is missing.
 std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store);
 
 // The newest of a run's recorded checkpoints that is still on disk, or "".
