@@ -59,17 +59,23 @@ std::string final_weights(const std::string& db, std::int64_t run_id) {
   return read_bytes(fs::path(rows.back().path) / "model.safetensors");
 }
 
+// `orchestrate ARGUMENTS --quiet` in the background, sent `signal` (INT,
+// USR1, ...) once `db` shows it training (more than 3 step rows); its output
+// (stderr too) and then "exit=N".
+CommandResult run_and_signal(const std::string& arguments, const std::string& db, const std::string& signal) {
+  return run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " " + arguments +
+                   " --quiet 2>&1 & pid=$!; until [ \"$(sqlite3 " + db +
+                   " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
+                   "kill -" + signal + " $pid; wait $pid; echo \"exit=$?\"");
+}
+
 // SLURM's warning before a time limit (sbatch --signal=USR1@90): the run
 // saves a checkpoint and stops as on Ctrl-C, so the requeued job resumes.
 TEST(CheckpointCli, SigUsr1SavesACheckpointAndStopsAsBeforeATimeLimit) {
   ScratchDir dir;
   const auto recipe = dir.write("usr1.toml", kRecipe);
   const auto db = dir.file("runs.db");
-  const auto stopped = run_shell(
-      "env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe + " --db " + db +
-      " --quiet & pid=$!; until [ \"$(sqlite3 " + db +
-      " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
-      "kill -USR1 $pid; wait $pid; echo \"exit=$?\"");
+  const auto stopped = run_and_signal("run " + recipe + " --db " + db, db, "USR1");
   ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
   const RunStore store(db, StoreAccess::read_only);
   const auto events = store.events(1);
@@ -89,15 +95,13 @@ TEST(CheckpointCli, TheSameResumeCommandStartsAndThenContinues) {
   ScratchDir dir;
   const auto recipe = dir.write("again.toml", kRecipe);
   const auto db = dir.file("runs.db");
-  const std::string command = std::string(ORCHESTRATE_BIN) + " run " + recipe + " --db " + db + " --resume";
+  const std::string command = "run " + recipe + " --db " + db + " --resume";
   // The first start, preempted (SIGUSR1) once it trains.
-  const auto first = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + command + " --quiet 2>&1 & pid=$!; until [ \"$(sqlite3 " +
-                               db + " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; "
-                               "do sleep 0.05; done; kill -USR1 $pid; wait $pid; echo \"exit=$?\"");
+  const auto first = run_and_signal(command, db, "USR1");
   ASSERT_NE(first.output.find("exit=130"), std::string::npos) << first.output;
   EXPECT_NE(first.output.find("has a checkpoint yet; starting it afresh"), std::string::npos) << first.output;
   // The same command again: the same run, continued to its end.
-  const auto again = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + command + " --quiet");
+  const auto again = run_orchestrate(command + " --quiet");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("run 1 'cli_resume' finished after 256 steps"), std::string::npos) << again.output;
   EXPECT_EQ(RunStore(db, StoreAccess::read_only).list_runs().size(), 1u);
@@ -108,11 +112,7 @@ TEST(CheckpointCli, SigUsr1ToTheLauncherStopsEveryWorker) {
   ScratchDir dir;
   const auto recipe = dir.write("usr1.toml", kRecipe);
   const auto db = dir.file("runs.db");
-  const auto stopped = run_shell(
-      "env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe + " --nproc 2 --db " + db +
-      " --quiet & pid=$!; until [ \"$(sqlite3 " + db +
-      " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
-      "kill -USR1 $pid; wait $pid; echo \"exit=$?\"");
+  const auto stopped = run_and_signal("run " + recipe + " --nproc 2 --db " + db, db, "USR1");
   ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
   const RunStore store(db, StoreAccess::read_only);
   EXPECT_EQ(store.find_run("1")->status, "interrupted");
@@ -134,11 +134,7 @@ TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
 
   // SIGINT once step rows show the run is training.
   const auto db = dir.file("runs.db");
-  const auto stopped = run_shell(
-      "env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe + " --db " + db +
-      " --quiet & pid=$!; until [ \"$(sqlite3 " + db +
-      " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
-      "kill -INT $pid; wait $pid; echo \"exit=$?\"");
+  const auto stopped = run_and_signal("run " + recipe + " --db " + db, db, "INT");
   ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
   EXPECT_NE(stopped.output.find("continue it with --resume"), std::string::npos) << stopped.output;
 
