@@ -4,8 +4,6 @@
 // gets one line and the documented exit code.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -69,6 +67,13 @@ CommandResult run_and_signal(const std::string& arguments, const std::string& db
                    "kill -" + signal + " $pid; wait $pid; echo \"exit=$?\"");
 }
 
+// The message of run 1's "interrupted" event in `store`; "" when it has none.
+std::string interrupted_event(const RunStore& store) {
+  for (const auto& event : store.events(1))
+    if (event.kind == "interrupted") return event.message;
+  return "";
+}
+
 // SLURM's warning before a time limit (sbatch --signal=USR1@90): the run
 // saves a checkpoint and stops as on Ctrl-C, so the requeued job resumes.
 TEST(CheckpointCli, SigUsr1SavesACheckpointAndStopsAsBeforeATimeLimit) {
@@ -78,12 +83,9 @@ TEST(CheckpointCli, SigUsr1SavesACheckpointAndStopsAsBeforeATimeLimit) {
   const auto stopped = run_and_signal("run " + recipe + " --db " + db, db, "USR1");
   ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
   const RunStore store(db, StoreAccess::read_only);
-  const auto events = store.events(1);
-  const auto interrupted = std::find_if(events.begin(), events.end(), [](const auto& e) { return e.kind == "interrupted"; });
-  ASSERT_NE(interrupted, events.end());
-  EXPECT_EQ(interrupted->message.rfind("stopped by SIGUSR1 (a batch system's warning before its time limit) at step ", 0),
-            0u)
-      << interrupted->message;
+  const std::string interrupted = interrupted_event(store);
+  EXPECT_EQ(interrupted.rfind("stopped by SIGUSR1 (a batch system's warning before its time limit) at step ", 0), 0u)
+      << interrupted;
   const auto checkpoints = store.checkpoints(1);
   ASSERT_EQ(checkpoints.size(), 1u);
   EXPECT_EQ(checkpoints[0].reason, "signal");
@@ -116,10 +118,7 @@ TEST(CheckpointCli, SigUsr1ToTheLauncherStopsEveryWorker) {
   ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
   const RunStore store(db, StoreAccess::read_only);
   EXPECT_EQ(store.find_run("1")->status, "interrupted");
-  const auto events = store.events(1);
-  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const auto& e) {
-    return e.kind == "interrupted" && e.message.rfind("stopped by SIGUSR1", 0) == 0;
-  })) << stopped.output;
+  EXPECT_EQ(interrupted_event(store).rfind("stopped by SIGUSR1", 0), 0u) << stopped.output;
 }
 
 TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {

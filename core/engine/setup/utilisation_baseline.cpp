@@ -23,47 +23,43 @@ std::string flops_text(double flops, const char* per) {
   return text;
 }
 
+// What the host cache's failure leaves in the run's event: it is only a
+// cache, so the peak is measured (or kept) without it.
+std::string host_cache_note(const std::exception& e) {
+  return "; not kept in the host's peak cache (" + exception_reason(e) + ")";
+}
+
 // The host's own run store of peaks, beside the other caches: every store on
-// this host takes a peak measured once, whichever store measured it. "" when
-// there is no cache directory.
-std::string host_peak_store_path() {
+// this host takes a peak measured once, whichever store measured it. None
+// when there is no cache directory or it cannot be opened (damaged, another
+// program's file, a read-only home; `note` says why).
+std::optional<RunStore> open_host_peaks(std::string& note) {
   const std::string dir = orchestrate_cache_dir();
-  return dir.empty() ? "" : dir + "/device_peaks.db";
-}
-
-// The host store's peak, if it has one; a host store that cannot be read
-// (damaged, another program's file, a read-only home) is only a cache: the
-// peak is measured instead, and the reason goes to the event.
-std::optional<DevicePeak> host_peak(const std::string& host, const std::string& name, const std::string& precision,
-                                    int threads, std::string& note) {
-  const std::string path = host_peak_store_path();
-  if (path.empty()) return std::nullopt;
+  if (dir.empty()) return std::nullopt;
   try {
-    return RunStore(path).device_peak(host, name, precision, threads);
+    return RunStore(dir + "/device_peaks.db");
   } catch (const std::exception& e) {
-    note = "; the host's peak cache is unusable (" + exception_reason(e) + ")";
+    note = host_cache_note(e);
     return std::nullopt;
-  }
-}
-
-void keep_host_peak(const DevicePeak& peak, std::string& note) {
-  const std::string path = host_peak_store_path();
-  if (path.empty()) return;
-  try {
-    RunStore(path).record_device_peak(peak);
-  } catch (const std::exception& e) {
-    note = "; not kept in the host's peak cache (" + exception_reason(e) + ")";
   }
 }
 
 // The run store's peak for this host, device, precision and threads; else
 // the host cache's (then recorded in the run store too); else measured now
-// and kept in both. `note` says why a cache was passed over.
+// and kept in both. `note` says why the host cache was passed over.
 DevicePeak peak_of(RunStore& store, const c10::Device& device, PrecisionMode mode, int threads, std::string& note) {
   const std::string host = this_host_name(), name = device_model_name(device), precision = precision_mode_name(mode);
   const int peak_threads = device.is_cuda() ? 0 : threads;
   if (auto stored = store.device_peak(host, name, precision, peak_threads)) return *stored;
-  if (auto cached = host_peak(host, name, precision, peak_threads, note)) {
+  std::optional<RunStore> host_peaks = open_host_peaks(note);
+  std::optional<DevicePeak> cached;
+  try {
+    if (host_peaks) cached = host_peaks->device_peak(host, name, precision, peak_threads);
+  } catch (const std::exception& e) {
+    note = host_cache_note(e);
+    host_peaks.reset();
+  }
+  if (cached) {
     store.record_device_peak(*cached);
     return *cached;
   }
@@ -71,7 +67,11 @@ DevicePeak peak_of(RunStore& store, const c10::Device& device, PrecisionMode mod
   // measured_at "": each store records its own now; the event says "measured now".
   const DevicePeak peak{host, name, precision, peak_threads, measured.flops_per_s, measured.method, ""};
   store.record_device_peak(peak);
-  keep_host_peak(peak, note);
+  try {
+    if (host_peaks) host_peaks->record_device_peak(peak);
+  } catch (const std::exception& e) {
+    note = host_cache_note(e);
+  }
   return peak;
 }
 
