@@ -166,8 +166,8 @@ int run_command(const std::vector<std::string>& arguments) {
       "2 updates of 2 images, files in a scratch directory; tagged smoke=true")(
       "quiet,q", po::bool_switch(), "no progress line")(
       "resume", po::value<std::string>()->implicit_value(""),
-      "continue a run from a checkpoint: --resume (the newest checkpoint of this recipe's newest run), "
-      "--resume RUN, or --resume CHECKPOINT_DIR")(
+      "continue a run from a checkpoint: --resume or --resume auto (the newest checkpoint of this recipe's "
+      "newest run; none yet: start it), --resume RUN, or --resume CHECKPOINT_DIR")(
       "tag", po::value<std::vector<std::string>>()->composing(),
       "label the run key=value, for orchestrate runs --tag (repeatable)")(
       "rerun-of", po::value<std::string>(),

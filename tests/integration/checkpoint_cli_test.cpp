@@ -91,18 +91,22 @@ TEST(CheckpointCli, SigUsr1SavesACheckpointAndStopsAsBeforeATimeLimit) {
   EXPECT_EQ(checkpoints[0].reason, "signal");
 }
 
-// A preempted job is restarted with the command it was first started with:
-// `--resume` before any checkpoint exists starts the run; after one, continues it.
-TEST(CheckpointCli, TheSameResumeCommandStartsAndThenContinues) {
+// A preempted job is restarted with the command it was first started with,
+// `--resume auto`: the first start begins the run; after kill -9 and after
+// SIGUSR1 the same command continues it from its newest checkpoint.
+TEST(CheckpointCli, TheSameResumeAutoCommandStartsAndThenContinues) {
   ScratchDir dir;
   const auto recipe = dir.write("again.toml", kRecipe);
   const auto db = dir.file("runs.db");
-  const std::string command = "run " + recipe + " --db " + db + " --resume";
+  const std::string command = "run " + recipe + " --db " + db + " --resume auto";
   // The first start, preempted (SIGUSR1) once it trains.
   const auto first = run_and_signal(command, db, "USR1");
   ASSERT_NE(first.output.find("exit=130"), std::string::npos) << first.output;
   EXPECT_NE(first.output.find("has a checkpoint yet; starting it afresh"), std::string::npos) << first.output;
-  // The same command again: the same run, continued to its end.
+  // The same command, killed outright (kill -9) once it is under way again.
+  const auto killed = run_and_signal(command, db, "KILL");
+  ASSERT_NE(killed.output.find("exit=137"), std::string::npos) << killed.output;
+  // And once more: the same run, continued to its end.
   const auto again = run_orchestrate(command + " --quiet");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("run 1 'cli_resume' finished after 256 steps"), std::string::npos) << again.output;

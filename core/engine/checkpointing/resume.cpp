@@ -28,7 +28,8 @@ std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id) {
   return "";
 }
 
-std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store) {
+std::string resolve_resume_target(const std::string& given, const Recipe& recipe, const RunStore& store) {
+  const std::string argument = given == kResumeAuto ? "" : given;
   std::error_code error;
   if (!argument.empty() && fs::is_directory(argument, error)) {
     if (!is_checkpoint(argument))

@@ -19,6 +19,9 @@ class RunStore;
 // job restarted with its first command line, `run R --resume`, then starts
 // the run afresh, as Lightning's ckpt_path="last" does). A named checkpoint
 // or run that is missing is a UsageError saying what is missing.
+// "auto" is "" spelled out, as torchrun users write it (a directory or a
+// run called "auto" is not looked for).
+inline constexpr const char* kResumeAuto = "auto";
 std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store);
 
 // The newest of a run's recorded checkpoints that is still on disk, or "".
