@@ -22,6 +22,7 @@ the mock images on --workers threads.
 Usage (from the repository root, after scripts/setup and a build):
   ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/resnet18_vs_pytorch.py
       [--device cpu|cuda] [--config SIZE:BATCH:STEPS]... [--repeats 3] [--threads N] [--precision fp32|bf16|fp16]
+      [--keep DIR]
 """
 import argparse
 import concurrent.futures
@@ -190,6 +191,9 @@ def main():
                              "CUDA, where generating 256 mock images a step on one thread would starve the GPU)")
     parser.add_argument("--classes", type=int, default=1000, help="classes (ImageNet's 1000 by default)")
     parser.add_argument("--binary", default="build/bin/orchestrate")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="write orchestrate's recipes and run stores here and keep them (default: a temporary "
+                             "directory, removed)")
     args = parser.parse_args()
     defaults = DEFAULTS[args.device]
     args.depth = args.depth or defaults["depth"]
@@ -205,7 +209,9 @@ def main():
           f"torch {torch.__version__}, torchvision {torchvision.__version__}, {args.threads} threads, "
           f"{args.repeats} alternating repeats", flush=True)
     ratios = []
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as temporary:
+        scratch = args.keep or temporary
+        os.makedirs(scratch, exist_ok=True)
         for size, batch, steps in configs:
             print(f"\n{size}x{size} images, batch {batch}, {steps} steps", flush=True)
             ours, plain = [], []

@@ -38,8 +38,11 @@ std::string ProgressLine::format_duration(double seconds) {
 
 std::string ProgressLine::render(const ProgressState& s) const {
   std::ostringstream line;
-  line << "epoch " << s.epoch << "/" << s.epochs << "  step " << s.step << "/" << s.total_steps << "  loss "
-       << std::fixed << std::setprecision(4) << s.loss << "  lr " << std::defaultfloat << std::setprecision(3)
+  line << "epoch " << s.epoch << "/" << s.epochs << "  step " << s.step << "/" << s.total_steps << "  loss ";
+  // Before the first log point no loss has been read from the device: a dash, not a made-up 0.
+  if (s.loss) line << std::fixed << std::setprecision(4) << *s.loss;
+  else line << "-";
+  line << "  lr " << std::defaultfloat << std::setprecision(3)
        << s.learning_rate << "  " << std::fixed << std::setprecision(0) << images_per_s_ << " img/s  ETA "
        << format_duration(seconds_per_step_ * static_cast<double>(s.total_steps - s.step));
   return line.str();

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -20,7 +21,7 @@ struct ProgressState {
   std::int64_t epochs = 0;
   std::int64_t step = 0;  // global steps done
   std::int64_t total_steps = 0;
-  double loss = 0;  // recent mean
+  std::optional<double> loss;  // the last log point's mean; none before the first ("-")
   double learning_rate = 0;
 };
 

@@ -40,6 +40,15 @@ TEST(ProgressLine, TheFirstLineHasARealRateAndAnEta) {
   EXPECT_EQ(line.find("ETA 0:00"), std::string::npos) << line;  // 99 steps left of about 30 ms
 }
 
+TEST(ProgressLine, BeforeTheFirstLogPointTheLossIsADashNotZero) {
+  // On CUDA the loss is read from the device only at log points: the first
+  // redrawn line (step 1) had printed "loss 0.0000".
+  std::ostringstream out;
+  ProgressLine progress(out, ProgressMode::auto_detect, /*log_every=*/1, /*out_is_terminal=*/false);
+  progress.update({1, 1, 1, 100, std::nullopt, 0.1}, 32);
+  EXPECT_NE(out.str().find("step 1/100  loss -  lr 0.1"), std::string::npos) << out.str();
+}
+
 TEST(ProgressLine, AlwaysRedrawsInPlaceOffATerminal) {
   std::ostringstream out;
   ProgressLine progress(out, ProgressMode::always, /*log_every=*/5, /*out_is_terminal=*/false);

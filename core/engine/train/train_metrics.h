@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,7 +47,7 @@ class TrainMetrics {
   // rows reach rank 0's store.
   void log_point_with_rank_rows(std::int64_t epoch);
 
-  double recent_loss() const { return recent_loss_; }
+  std::optional<double> recent_loss() const { return recent_loss_; }  // none before the first log point
   std::map<std::string, double>& latest() { return latest_; }  // for checkpoint records
 
  private:
@@ -61,7 +62,7 @@ class TrainMetrics {
   PhaseTimer timer_;
   LogWindow window_;
   std::vector<StepTiming> rank_rows_;  // ranks 1..: written since the last gather
-  double recent_loss_ = 0;
+  std::optional<double> recent_loss_;
   std::map<std::string, double> latest_;
 };
 
