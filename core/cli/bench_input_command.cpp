@@ -8,6 +8,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "command.h"
 #include "input_benchmark.h"
 #include "options.h"
@@ -25,6 +27,7 @@ int bench_input_command(const std::vector<std::string>& arguments) {
       "batches", po::value<std::int64_t>()->default_value(50), "batches to time after the first")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a recipe value, e.g. --set run.num_workers=4 (repeatable)");
+  add_outcome_format_option(options, "bench-input");
   add_plugin_path_option(options);
   po::positional_options_description positional;
   positional.add("recipe", 1);
@@ -40,9 +43,23 @@ int bench_input_command(const std::vector<std::string>& arguments) {
   load_all_plugins(registry, values);
   const Recipe recipe = load_recipe(recipe_file_or_shipped(values["recipe"].as<std::string>()), overrides, registry);
   const InputMeasurement m = measure_input(recipe, registry, timed + 1);
+  const std::int64_t batch_size = m.batches > 1 ? m.images / (m.batches - 1) : 0;
+  if (wants_json(values)) {
+    const nlohmann::json object = {{"first_batch_s", m.first_batch_s},
+                                   {"images_per_s", m.images_per_s},
+                                   {"images_per_s_per_thread", m.images_per_s / std::max(m.workers, 1)},
+                                   {"batches", m.batches - 1},
+                                   {"batch_size", batch_size},
+                                   {"workers", m.workers},
+                                   {"prefetch", m.prefetch},
+                                   {"device", m.device},
+                                   {"setup_s", m.setup_s}};
+    std::cout << object.dump(2) << "\n";
+    return 0;
+  }
   std::cout << std::fixed << std::setprecision(4) << "first_batch_s=" << m.first_batch_s << std::setprecision(1)
             << " images_per_s=" << m.images_per_s << " batches=" << m.batches - 1
-            << " batch_size=" << (m.batches > 1 ? m.images / (m.batches - 1) : 0) << " workers=" << m.workers
+            << " batch_size=" << batch_size << " workers=" << m.workers
             << " prefetch=" << m.prefetch << " device=" << m.device << std::setprecision(2) << " setup_s=" << m.setup_s
             << std::setprecision(1) << " images_per_s_per_thread=" << m.images_per_s / std::max(m.workers, 1) << "\n";
   return 0;

@@ -22,9 +22,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string metric_cell(const std::map<std::string, double>& metrics, const std::string& name) {
+Cell metric_cell(const std::map<std::string, double>& metrics, const std::string& name) {
   const auto it = metrics.find(name);
-  return it == metrics.end() ? "" : fixed(it->second, 4);
+  return it == metrics.end() ? Cell() : number_cell(it->second, 4);
 }
 
 int export_weights(const std::string& source, const std::string& target, const po::variables_map& values) {
@@ -54,13 +54,15 @@ int list_weights(const std::string& source, const po::variables_map& values) {
   std::int64_t total = 0;
   for (const auto& info : read_safetensors_header(weights_file_of(checkpoint, "weights list:"))) {
     std::int64_t elements = 1;
-    std::string shape = "[";
+    std::string shape;
     for (std::size_t i = 0; i < info.shape.size(); ++i) {
       elements *= info.shape[i];
       shape += (i ? ", " : "") + std::to_string(info.shape[i]);
     }
     total += elements;
-    table.rows.push_back({info.name, c10::toString(info.dtype), shape + "]", std::to_string(elements)});
+    // The shape is an array of integers in JSON; "[64, 3, 7, 7]" for people and CSV.
+    table.rows.push_back({text_cell(info.name), text_cell(c10::toString(info.dtype)),
+                          json_cell("[" + shape + "]", "[" + shape + "]"), integer_cell(elements)});
   }
   std::cout << render(table, parse_table_format(values["format"].as<std::string>()));
   if (values["format"].as<std::string>() == "table")
@@ -83,10 +85,15 @@ int checkpoints_command(const std::vector<std::string>& arguments) {
   const RunStore store = open_existing_store(values);
   const RunSummary run = find_run_or_throw(store, values["run"].as<std::string>());
   Table table{{"step", "epoch", "reason", "created", "mb", "train/loss", "eval/top1", "on_disk", "path"}, {}};
-  for (const auto& c : store.checkpoints(run.id))
-    table.rows.push_back({std::to_string(c.step), std::to_string(c.epoch), c.reason, c.created_at,
-                          fixed(static_cast<double>(c.bytes) / 1e6, 2), metric_cell(c.metrics, "train/loss"),
-                          metric_cell(c.metrics, "eval/top1"), is_checkpoint(c.path) ? "yes" : "no", c.path});
+  table.json_groups.push_back({"metrics", 5, 2});  // JSON: "metrics": {"train/loss": ..., "eval/top1": ...}
+  for (const auto& c : store.checkpoints(run.id)) {
+    Cell on_disk = bool_cell(is_checkpoint(c.path));  // true/false for programs, yes/no for people
+    on_disk.exact = on_disk.text;
+    on_disk.text = is_checkpoint(c.path) ? "yes" : "no";
+    table.rows.push_back({integer_cell(c.step), integer_cell(c.epoch), text_cell(c.reason), time_cell(c.created_at),
+                          number_cell(static_cast<double>(c.bytes) / 1e6, 2), metric_cell(c.metrics, "train/loss"),
+                          metric_cell(c.metrics, "eval/top1"), on_disk, text_cell(c.path)});
+  }
   std::cout << render(table, format);
   return 0;
 }
@@ -94,23 +101,35 @@ int checkpoints_command(const std::vector<std::string>& arguments) {
 int weights_command(const std::vector<std::string>& arguments) {
   po::options_description options("weights options");
   options.add_options()("action", po::value<std::string>()->required(), "export or list")(
-      "source", po::value<std::string>()->required(), "run id or name, checkpoint directory or .safetensors file")(
+      "source", po::value<std::string>(), "run id or name, checkpoint directory or .safetensors file")(
       "target", po::value<std::string>(), "export: the .safetensors file to write")(
+      "checkpoint", po::value<std::string>(), "the weights, as SOURCE: a run, a checkpoint directory or a file")(
       "format", po::value<std::string>()->default_value("table"), "list: table, csv, json or markdown");
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("action", 1).add("source", 1).add("target", 1);
   po::variables_map values;
-  if (!parse_options("weights", "export RUN|CHECKPOINT FILE.safetensors | list RUN|CHECKPOINT|FILE [options]",
+  if (!parse_options("weights",
+                     "export RUN|CHECKPOINT FILE.safetensors | list RUN|CHECKPOINT|FILE [options]\n"
+                     "       (--checkpoint RUN|CHECKPOINT|FILE in place of the first argument, as eval and export take it)",
                      options, positional, arguments, values))
     return 0;
   const std::string action = values["action"].as<std::string>();
-  const std::string source = values["source"].as<std::string>();
+  // SOURCE [TARGET], or --checkpoint SOURCE [TARGET]: then the first positional is the target.
+  std::vector<std::string> rest;
+  for (const char* name : {"source", "target"})
+    if (values.count(name)) rest.push_back(values[name].as<std::string>());
+  if (values.count("checkpoint")) rest.insert(rest.begin(), values["checkpoint"].as<std::string>());
+  const std::size_t wanted = action == "export" ? 2 : 1;
+  if (rest.size() > wanted)
+    throw UsageError("weights " + action + ": the weights are given twice (a positional and --checkpoint); give one");
+  if (rest.empty())
+    throw UsageError("weights " + action + ": give the weights: a run, a checkpoint directory or a file (or --checkpoint)");
   if (action == "export") {
-    if (!values.count("target")) throw UsageError("weights export: give the file to write, e.g. model.safetensors");
-    return export_weights(source, values["target"].as<std::string>(), values);
+    if (rest.size() < 2) throw UsageError("weights export: give the file to write, e.g. model.safetensors");
+    return export_weights(rest[0], rest[1], values);
   }
-  if (action == "list") return list_weights(source, values);
+  if (action == "list") return list_weights(rest[0], values);
   throw UsageError("weights: unknown action '" + action + "' (known: export, list)");
 }
 

@@ -2,6 +2,7 @@
 
 #include <torch/version.h>  // header only: the front end prints it without linking LibTorch
 
+#include <algorithm>
 #include <ostream>
 
 #include "export_tensorboard_command.h"
@@ -41,7 +42,7 @@ const std::vector<Command>& commands() {
       {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH", engine,
        weights_command},
       {"export",
-       "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT --out DIR | "
+       "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT -o DIR | "
        "tensorboard RUN... DIR",
        engine, export_command, "tensorboard", export_tensorboard_command},
       {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE...", engine,
@@ -63,8 +64,13 @@ const Command* find_command(const std::string& name) {
 
 void print_usage(std::ostream& out) {
   out << "usage: orchestrate <command> [options]\n\ncommands:\n";
+  // Names padded to the longest plus two spaces: help2man (the man page) and
+  // people both read two spaces as the end of the name.
+  std::size_t width = 0;
+  for (const auto& command : commands()) width = std::max(width, std::string(command.name).size());
   for (const auto& command : commands())
-    out << "  " << command.name << std::string(12 - std::string(command.name).size(), ' ') << command.summary << "\n";
+    out << "  " << command.name << std::string(width + 2 - std::string(command.name).size(), ' ') << command.summary
+        << "\n";
   out << "\n`orchestrate <command> --help` shows a command's options.\n"
          "exit codes: 0 ok, 1 runtime failure, 2 usage or recipe error, 3 plugin error, 4 regression found (report\n"
          "regressions), 130 interrupted\n";

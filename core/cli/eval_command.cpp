@@ -6,6 +6,8 @@
 #include <iostream>
 #include <optional>
 
+#include <nlohmann/json.hpp>
+
 #include "checkpoint_evaluation.h"
 #include "command.h"
 #include "eval_target.h"
@@ -25,6 +27,7 @@ int eval_command(const std::vector<std::string>& arguments) {
       "the weights: a checkpoint directory, a run id or name (its newest checkpoint), or a .safetensors file")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a recipe value, e.g. --set eval.batch_size=500 (repeatable)");
+  add_outcome_format_option(options, "eval");
   add_plugin_path_option(options);
   add_db_option(options);
   po::positional_options_description positional;
@@ -48,6 +51,23 @@ int eval_command(const std::vector<std::string>& arguments) {
   if (!store) store.emplace(db);
   const EvalOutcome outcome = evaluation.run(*store);
 
+  if (wants_json(values)) {
+    // Full precision, null for what there is none of (top-5 under 5 classes).
+    const auto number_or_null = [](double value) { return value >= 0 ? nlohmann::json(value) : nlohmann::json(); };
+    const nlohmann::json object = {{"run_id", outcome.run_id},
+                                   {"name", outcome.run_name},
+                                   {"status", "finished"},
+                                   {"weights", target.provenance},
+                                   {"examples", outcome.result.examples},
+                                   {"top1", outcome.result.top1},
+                                   {"top5", number_or_null(outcome.result.top5)},
+                                   {"loss", outcome.result.loss},
+                                   {"seconds", outcome.seconds},
+                                   {"images_per_s", outcome.images_per_s},
+                                   {"db", store->path()}};
+    std::cout << object.dump(2) << "\n";
+    return 0;
+  }
   std::cout << "eval run " << outcome.run_id << " '" << outcome.run_name << "': " << target.provenance << "\n"
             << format_eval(outcome.result) << "  (" << outcome.result.examples << " images, " << std::fixed
             << std::setprecision(2) << outcome.seconds << " s, " << std::setprecision(1) << outcome.images_per_s

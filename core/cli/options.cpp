@@ -125,4 +125,15 @@ RunSummary find_run_or_throw(const RunStore& store, const std::string& id) {
   return *run;
 }
 
+void add_outcome_format_option(po::options_description& options, const std::string& command) {
+  options.add_options()(
+      "format", po::value<std::string>()->default_value("text")->notifier([command](const std::string& format) {
+        if (format != "text" && format != "json")
+          throw UsageError(command + ": --format " + format + ": use text (the default) or json");
+      }),
+      "text, or json: the outcome as one JSON object, last on stdout");
+}
+
+bool wants_json(const po::variables_map& values) { return values.count("format") && values["format"].as<std::string>() == "json"; }
+
 }  // namespace orchestrate::cli

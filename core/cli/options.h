@@ -26,6 +26,12 @@ std::vector<std::string> arguments_without(const std::vector<std::string>& argum
                                            const po::positional_options_description& positional,
                                            const std::string& name);
 
+// --format text|json of the commands that act (run, eval, bench-input): text
+// for people, or one JSON object printed last on stdout
+// (share/doc/schemas/COMMAND.schema.json). A UsageError for anything else.
+void add_outcome_format_option(po::options_description& options, const std::string& command);
+bool wants_json(const po::variables_map& values);
+
 // --db: added to the commands that need it.
 void add_db_option(po::options_description& options);
 

@@ -3,6 +3,9 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <variant>
+
+#include <nlohmann/json.hpp>
 
 #include "command.h"
 #include "core_tables.h"
@@ -22,12 +25,21 @@ std::string spec_limits(const ParamSpec& spec) {
   return out;
 }
 
+// A default as JSON: typed (false, 0.1, "auto", [1, 2]), not its TOML text.
+nlohmann::ordered_json json_of(const ParamValue& value) {
+  return std::visit([](const auto& v) { return nlohmann::ordered_json(v); }, value);
+}
+
 Table schema_table(const ParamSchema& schema) {
-  Table table{{"key", "type", "default", "allowed", "description"}, {}};
-  for (const auto& spec : schema.specs())
-    table.rows.push_back({spec.name, to_string(spec.type),
-                          spec.default_value ? to_display(*spec.default_value) : "(required)", spec_limits(spec),
-                          spec.doc});
+  Table table{{"key", "type", "default", "required", "allowed", "description"}, {}};
+  table.hidden_for_people.insert("required");  // people see "(required)" as the default
+  for (const auto& spec : schema.specs()) {
+    const Cell default_cell = spec.default_value ? json_cell(to_display(*spec.default_value), json_of(*spec.default_value).dump())
+                                                 : json_cell("(required)", "null");
+    table.rows.push_back({text_cell(spec.name), text_cell(to_string(spec.type)), default_cell,
+                          bool_cell(!spec.default_value), spec_limits(spec).empty() ? Cell() : text_cell(spec_limits(spec)),
+                          text_cell(spec.doc)});
+  }
   return table;
 }
 
@@ -63,7 +75,8 @@ int plugins_command(const std::vector<std::string>& arguments) {
       std::string version, library;
       for (const auto& plugin : registry.plugins())
         if (plugin.name == info->plugin) version = plugin.version, library = plugin.library_path;
-      table.rows.push_back({to_string(kind), info->name, info->plugin, version, library, info->summary});
+      table.rows.push_back({text_cell(to_string(kind)), text_cell(info->name), text_cell(info->plugin), text_cell(version),
+                            text_cell(library), text_cell(info->summary)});
     }
   }
   if (registry.plugins().empty() && refused.empty() && format == TableFormat::table) {

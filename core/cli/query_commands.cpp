@@ -142,15 +142,14 @@ int report_command(const std::vector<std::string>& arguments) {
       if (auto straggler = find_straggler(ranks)) stragglers.emplace(id, *straggler);
   Table table = throughput_table(rows);
   const bool for_people = format == TableFormat::table || format == TableFormat::markdown;
-  add_verdict_columns(table, rows, verdicts, !for_people);
-  if (per_rank && !for_people) {
-    table.headers.push_back("straggler");
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const auto it = stragglers.find(rows[i].run_id);
-      table.rows[i].push_back(rows[i].rank == "job" && it != stragglers.end()
-                                  ? text_cell(it->second.rank == "job" ? "0" : it->second.rank)
-                                  : Cell());
-    }
+  add_verdict_columns(table, rows, verdicts);
+  table.headers.push_back("straggler");
+  table.hidden_for_people.insert("straggler");  // people read it under the table
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto it = stragglers.find(rows[i].run_id);
+    table.rows[i].push_back(rows[i].rank == "job" && it != stragglers.end()
+                                ? text_cell(it->second.rank == "job" ? "0" : it->second.rank)
+                                : Cell());
   }
   std::cout << render(table, format);
   if (for_people) std::cout << verdict_text(rows, verdicts, stragglers);

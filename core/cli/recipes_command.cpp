@@ -17,12 +17,10 @@ int recipes_command(const std::vector<std::string>& arguments) {
   if (!parse_options("recipes", "[options]", options, {}, arguments, values)) return 0;
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
   const bool paths = values["paths"].as<bool>();
-  Table table{{"name", "description"}, {}};
-  if (paths) table.headers.push_back("path");
-  for (const auto& recipe : shipped_recipes()) {
-    table.rows.push_back({text_cell(recipe.name), text_cell(recipe.description)});
-    if (paths) table.rows.back().push_back(text_cell(recipe.path.string()));
-  }
+  Table table{{"name", "description", "path"}, {}};
+  if (!paths) table.hidden_for_people.insert("path");  // programs always get it
+  for (const auto& recipe : shipped_recipes())
+    table.rows.push_back({text_cell(recipe.name), text_cell(recipe.description), text_cell(recipe.path.string())});
   if (table.rows.empty()) {
     std::cerr << "no shipped recipes in " << shipped_recipe_dir().string()
               << " (reinstall with cmake --install BUILD --prefix PREFIX)\n";

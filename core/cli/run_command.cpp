@@ -172,13 +172,9 @@ int run_command(const std::vector<std::string>& arguments) {
       "label the run key=value, for orchestrate runs --tag (repeatable)")(
       "rerun-of", po::value<std::string>(),
       "internal: the run this one repeats, recorded as its source (orchestrate rerun RUN sets it)")(
-      "format", po::value<std::string>()->default_value("text")->notifier([](const std::string& format) {
-        if (format != "text" && format != "json")
-          throw UsageError("run: --format " + format + ": use text (the default) or json");
-      }),
-      "what to print at the end: text, or json (run_id, status, steps, wall_s, checkpoint, final_metrics, ...)")(
       "nproc", po::value<int>()->default_value(1),
       "data-parallel: run this command as N worker processes on this machine, their output prefixed [rank N]");
+  add_outcome_format_option(options, "run");
   add_plugin_path_option(options);
   add_db_option(options);
   po::positional_options_description positional;
@@ -249,7 +245,7 @@ int run_command(const std::vector<std::string>& arguments) {
     std::signal(SIGINT, SIG_IGN);
   }
   const TrainOutcome outcome = train(recipe, registry, scratch ? scratch->store() : store, train_options);
-  if (leader && values["format"].as<std::string>() == "json") print_outcome_json(outcome, recipe, store);
+  if (leader && wants_json(values)) print_outcome_json(outcome, recipe, store);
   else if (leader) print_outcome(outcome, recipe, store);
   if (outcome.status == RunStatus::finished) remove_scratch(smoke_overrides);  // kept to look at otherwise
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;

@@ -18,7 +18,9 @@
 #include "orchestrate/image/image_decode.h"
 #include "plugin_options.h"
 #include "preprocessing_spec.h"
+#include "recipe.h"
 #include "serving_export.h"
+#include "shipped_recipes.h"
 #include "table_format.h"
 
 namespace orchestrate::cli {
@@ -47,17 +49,38 @@ void record_export_event(const po::variables_map& values, const std::string& run
   }
 }
 
-int export_serving(const po::variables_map& values) {
-  const std::string checkpoint = checkpoint_of(values["source"].as<std::string>(), values);
+// The model to export: RUN|CHECKPOINT (positional or --checkpoint), whose
+// checkpoint holds the recipe that builds the model; or RECIPE --checkpoint
+// WEIGHTS, where the recipe builds it and WEIGHTS (a .safetensors file, a
+// checkpoint directory or a run) fills it, as `orchestrate eval` takes them.
+ServableModel servable_of(const po::variables_map& values, const Registry& registry, std::string& described) {
+  const bool has_positional = values.count("source") > 0, has_checkpoint = values.count("checkpoint") > 0;
+  if (!has_positional && !has_checkpoint)
+    throw UsageError("export serving: give what to export: a run or checkpoint directory (RUN, or --checkpoint RUN|DIR), "
+                     "or RECIPE --checkpoint FILE.safetensors");
+  if (has_positional && has_checkpoint) {
+    const std::string weights = checkpoint_of(values["checkpoint"].as<std::string>(), values);
+    const Recipe recipe = load_recipe(recipe_file_or_shipped(values["source"].as<std::string>()), {}, registry);
+    described = weights + " in " + recipe.path + "'s model";
+    return load_servable_weights(recipe, weights, registry);
+  }
+  const std::string checkpoint =
+      checkpoint_of(values[has_checkpoint ? "checkpoint" : "source"].as<std::string>(), values);
   if (!is_checkpoint(checkpoint))
     throw UsageError("export serving: " + checkpoint +
-                     " is a weights file; give a checkpoint directory or a run (a checkpoint holds the recipe that "
-                     "builds the model)");
+                     " is a weights file, which does not say what model it fits; give the recipe that builds it: "
+                     "orchestrate export serving RECIPE --checkpoint " + checkpoint + " -o DIR");
+  described = checkpoint;
+  return load_servable_checkpoint(checkpoint, registry);
+}
+
+int export_serving(const po::variables_map& values) {
   if (!values.count("output"))
     throw UsageError("export serving: give the model repository to write with -o DIR (--output DIR)");
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
-  ServableModel servable = load_servable_checkpoint(checkpoint, registry);
+  std::string described;
+  ServableModel servable = servable_of(values, registry, described);
   ExportSettings settings;
   settings.dir = values["output"].as<std::string>();
   settings.name = values["name"].as<std::string>();
@@ -66,8 +89,8 @@ int export_serving(const po::variables_map& values) {
   if (settings.top_k < 1 || settings.max_batch_size < 1)
     throw UsageError("export serving: --top-k and --max-batch-size must be at least 1");
   const ExportedVersion exported = export_for_serving(servable, settings);
-  record_export_event(values, servable.provenance["run_id"], exported);
-  std::cout << "exported " << checkpoint << " as version " << exported.version << " of " << exported.model_dir
+  if (servable.provenance.count("run_id")) record_export_event(values, servable.provenance["run_id"], exported);
+  std::cout << "exported " << described << " as version " << exported.version << " of " << exported.model_dir
             << "\n  " << exported.version_dir << "/model.pt (TorchScript: images -> logits, top-k indices, "
             << "top-k confidences)\n  " << exported.model_dir << "/config.pbtxt (Triton, pytorch_libtorch)\n"
             << "try it: orchestrate predict " << exported.model_dir << " IMAGE...\n";
@@ -81,7 +104,7 @@ fs::path version_directory(const fs::path& model_dir) {
   if (versions.empty())
     throw UsageError(model_dir.string() +
                      " holds no exported model (model.pt, or numbered version directories); make one with "
-                     "`orchestrate export serving RUN --out DIR`");
+                     "`orchestrate export serving RUN -o DIR`");
   return model_dir / std::to_string(versions.back());
 }
 
@@ -100,7 +123,10 @@ int export_command(const std::vector<std::string>& arguments) {
     return export_tensorboard_command({arguments.begin() + 1, arguments.end()});
   po::options_description options("export options");
   options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, tensorboard")(
-      "source", po::value<std::string>()->required(), "run id or name, or checkpoint directory")(
+      "source", po::value<std::string>(),
+      "serving: a run id or name or a checkpoint directory; or, with --checkpoint, the recipe that builds the model")(
+      "checkpoint", po::value<std::string>(),
+      "serving: the weights: a run, a checkpoint directory, or a .safetensors file (then give the RECIPE)")(
       "output,o", po::value<std::string>(), "serving: the model repository directory (--out works too)")(
       "name", po::value<std::string>()->default_value(""), "serving: the model's directory name (default: the run name)")(
       "top-k", po::value<std::int64_t>()->default_value(5), "serving: classes the model returns per image")(
@@ -112,6 +138,7 @@ int export_command(const std::vector<std::string>& arguments) {
   po::variables_map values;
   if (!parse_options("export",
                      "serving RUN|CHECKPOINT -o DIR [options]\n"
+                     "       orchestrate export serving RECIPE --checkpoint RUN|DIR|FILE.safetensors -o DIR [options]\n"
                      "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)",
                      options, positional, arguments, values))
     return 0;
@@ -158,8 +185,8 @@ int predict_command(const std::vector<std::string>& arguments) {
       const std::string label = cls >= 0 && cls < static_cast<std::int64_t>(labels.size())
                                     ? labels[static_cast<std::size_t>(cls)]
                                     : std::to_string(cls);
-      table.rows.push_back({images[i], std::to_string(r + 1), std::to_string(cls), label,
-                            fixed(confidences[static_cast<std::int64_t>(i)][r].item<double>(), 4)});
+      table.rows.push_back({text_cell(images[i]), integer_cell(r + 1), integer_cell(cls), text_cell(label),
+                            number_cell(confidences[static_cast<std::int64_t>(i)][r].item<double>(), 4)});
     }
   std::cout << render(table, format);
   return 0;

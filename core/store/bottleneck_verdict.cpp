@@ -193,24 +193,16 @@ namespace orchestrate {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& parts) {
-  std::string out;
-  for (const auto& part : parts) out += (out.empty() ? "" : "; ") + part;
-  return out;
-}
-
 }  // namespace
 
-void add_verdict_columns(Table& table, const std::vector<ThroughputRow>& rows, const std::vector<Verdict>& verdicts,
-                         bool detailed) {
-  table.headers.push_back("limit");
-  if (detailed) table.headers.insert(table.headers.end(), {"evidence", "fixes"});
+void add_verdict_columns(Table& table, const std::vector<ThroughputRow>& rows, const std::vector<Verdict>& verdicts) {
+  table.headers.insert(table.headers.end(), {"limit", "evidence", "fixes"});
+  table.hidden_for_people.insert({"evidence", "fixes"});  // people read them under the table (verdict_text)
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const bool job = rows[i].rank == "job" && !verdicts[i].limit.empty();
     table.rows[i].push_back(job ? text_cell(verdicts[i].limit) : Cell());
-    if (!detailed) continue;
     table.rows[i].push_back(job ? text_cell(verdicts[i].evidence) : Cell());
-    table.rows[i].push_back(job ? text_cell(joined(verdicts[i].fixes)) : Cell());
+    table.rows[i].push_back(job ? list_cell(verdicts[i].fixes) : Cell());
   }
 }
 

@@ -65,10 +65,9 @@ std::optional<Straggler> find_straggler(const std::vector<ThroughputRow>& ranks)
 namespace orchestrate {
 
 // The verdict as columns of a throughput table, one verdict per row (rank
-// rows get none): "limit" always; with `detailed`, "evidence" and "fixes"
-// (joined by "; ") too, for csv and json, where text columns cost nothing.
-void add_verdict_columns(Table& table, const std::vector<ThroughputRow>& rows, const std::vector<Verdict>& verdicts,
-                         bool detailed);
+// rows get none): "limit", and for programs (csv, json) "evidence" and
+// "fixes" (a list; joined by "; " in csv).
+void add_verdict_columns(Table& table, const std::vector<ThroughputRow>& rows, const std::vector<Verdict>& verdicts);
 
 // For people, under the table: each run's limit, evidence and fixes, and a
 // straggler when there is one.

@@ -28,13 +28,6 @@ double percentile_of_sorted(const std::vector<double>& sorted, double q) {
 }
 
 // "2025-01-31T12:00:00.123Z" -> "2025-01-31 12:00:00": seconds are enough to tell runs apart.
-std::string readable_time(const std::string& iso) {
-  if (iso.size() < 19) return iso;
-  std::string text = iso.substr(0, 19);
-  text[10] = ' ';
-  return text;
-}
-
 bool is_derived(const RunSummary& run) { return run.kind != to_string(RunKind::train) || run.source_run_id != 0; }
 
 // "train", "eval of 3", "rerun of 3" (a training run of run 3's recipe), or
@@ -135,44 +128,48 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
 }
 
 // "lr=0.1, team=vision": a run's tags in one cell, keys in order.
-std::string tags_cell(const std::map<std::string, std::string>& tags) {
-  std::string text;
-  for (const auto& [key, value] : tags) text += (text.empty() ? "" : ", ") + key + "=" + value;
-  return text;
-}
-
 Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::string>& also_metrics) {
+  // Every column always, so CSV and JSON keep their keys; people see a column
+  // only where a run needs it.
+  Table table{{"id", "name", "kind", "source_run", "status", "started", "ended", "duration_s", "last_seen", "tags"}, {}};
   // Where every run trained, a kind column would only repeat "train".
-  const bool any_derived = std::any_of(runs.begin(), runs.end(), is_derived);
-  Table table{{"id", "name"}, {}};
-  if (any_derived) table.headers.push_back("kind");
-  table.headers.insert(table.headers.end(), {"status", "started", "duration_s"});
+  if (!std::any_of(runs.begin(), runs.end(), is_derived)) table.hidden_for_people.insert("kind");
   // When a lost run died is worth a column; for every other run it would
-  // repeat the start plus the duration, so it shows only when one is lost.
+  // repeat the start plus the duration, so people see it only when one is lost.
   const bool any_lost = std::any_of(runs.begin(), runs.end(), [](const RunSummary& run) {
     return run.status == to_string(RunStatus::lost);
   });
-  if (any_lost) table.headers.push_back("last_seen");
-  const bool any_tags = std::any_of(runs.begin(), runs.end(), [](const RunSummary& run) { return !run.tags.empty(); });
-  if (any_tags) table.headers.push_back("tags");
-  std::vector<std::string> metrics;
-  std::vector<std::string> candidates = kRunsTableMetrics;
+  if (!any_lost) table.hidden_for_people.insert("last_seen");
+  if (std::none_of(runs.begin(), runs.end(), [](const RunSummary& run) { return !run.tags.empty(); }))
+    table.hidden_for_people.insert("tags");
+  table.hidden_for_people.insert({"source_run", "ended"});  // in kind ("rerun of 3") and duration_s
+  // The metric columns: the usual ones, then those asked for (--sort). People
+  // see those some run has; programs get them all, as the metrics object.
+  std::vector<std::string> metrics = kRunsTableMetrics;
   for (const std::string& metric : also_metrics)
-    if (std::find(candidates.begin(), candidates.end(), metric) == candidates.end()) candidates.push_back(metric);
-  for (const std::string& metric : candidates) {
+    if (std::find(metrics.begin(), metrics.end(), metric) == metrics.end()) metrics.push_back(metric);
+  table.json_groups.push_back({"metrics", table.headers.size(), metrics.size()});
+  for (const std::string& metric : metrics) {
+    table.headers.push_back(metric);
     const bool any = std::any_of(runs.begin(), runs.end(),
                                  [&](const RunSummary& run) { return run.final_metrics.count(metric) > 0; });
-    if (any) metrics.push_back(metric);
+    if (!any) table.hidden_for_people.insert(metric);
   }
-  table.headers.insert(table.headers.end(), metrics.begin(), metrics.end());
 
   for (const RunSummary& run : runs) {
-    std::vector<Cell> row = {integer_cell(run.id), text_cell(run.name)};
-    if (any_derived) row.push_back(text_cell(kind_cell(run)));
-    row.insert(row.end(),
-               {text_cell(run.status), text_cell(readable_time(run.started_at)), number_cell(run.duration_s, 1)});
-    if (any_lost) row.push_back(run.status == to_string(RunStatus::lost) ? text_cell(readable_time(run.last_seen_at)) : Cell());
-    if (any_tags) row.push_back(text_cell(tags_cell(run.tags)));
+    Cell kind = text_cell(kind_cell(run));
+    kind.exact = run.kind;  // programs: the kind alone, the source in source_run
+    std::vector<Cell> row = {integer_cell(run.id),
+                             text_cell(run.name),
+                             kind,
+                             run.source_run_id ? integer_cell(run.source_run_id) : Cell(),
+                             text_cell(run.status),
+                             time_cell(run.started_at),
+                             time_cell(run.ended_at),
+                             number_cell(run.duration_s, 1),
+                             time_cell(run.last_seen_at),
+                             object_cell({run.tags.begin(), run.tags.end()})};
+    if (!any_lost || run.status != to_string(RunStatus::lost)) row[8].text.clear();  // people: only a lost run's
     for (const std::string& metric : metrics) {
       const auto found = run.final_metrics.find(metric);
       row.push_back(found == run.final_metrics.end() ? Cell() : number_cell(found->second, 4));
@@ -183,53 +180,46 @@ Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::str
 }
 
 Table throughput_table(const std::vector<ThroughputRow>& rows) {
-  const auto any = [&](auto predicate) { return std::any_of(rows.begin(), rows.end(), predicate); };
-  const bool per_rank = any([](const ThroughputRow& row) { return row.rank != "job"; });
-  const bool communicated = any([](const ThroughputRow& row) { return row.bytes_per_step > 0; });
-  const bool against_baseline = any([](const ThroughputRow& row) { return row.scaling_efficiency >= 0; });
-  const bool counted = any([](const ThroughputRow& row) { return row.flops_per_image > 0; });
-  const bool on_listed_gpu = any([](const ThroughputRow& row) { return row.datasheet_flops_per_s > 0; });
-  Table table{{"id", "name"}, {}};
-  if (per_rank) table.headers.push_back("rank");
-  table.headers.insert(table.headers.end(),
-                       {"device", "workers", "steps", "warmup", "images_per_s", "median_images_per_s",
-                        "p5_images_per_s", "p95_images_per_s", "median_step_s", "p95_step_s", "data_wait_share",
-                        "compute_share", "sync_share", "optimizer_share", "wall_s", "setup_s", "train_s", "eval_s",
-                        "accounted"});
-  if (communicated) table.headers.push_back("sent_MiB_per_step");
-  if (against_baseline) table.headers.push_back("scaling_efficiency");
-  if (counted)
-    table.headers.insert(table.headers.end(),
-                         {"train_GFLOP_per_image", "achieved_GFLOP_per_s", "peak_GFLOP_per_s", "mfu_percent"});
-  if (on_listed_gpu) table.headers.push_back("datasheet_mfu_percent");
+  const auto none = [&](auto predicate) { return std::none_of(rows.begin(), rows.end(), predicate); };
+  // Every column always, so CSV and JSON keep their keys (null where a run has
+  // no value); people see the optional ones only where some run has one.
+  Table table{{"id", "name", "rank", "device", "workers", "steps", "warmup", "images_per_s", "median_images_per_s",
+               "p5_images_per_s", "p95_images_per_s", "median_step_s", "p95_step_s", "data_wait_share",
+               "compute_share", "sync_share", "optimizer_share", "wall_s", "setup_s", "train_s", "eval_s", "accounted",
+               "sent_mib_per_step", "scaling_efficiency", "train_gflop_per_image", "achieved_gflop_per_s",
+               "peak_gflop_per_s", "mfu_percent", "datasheet_mfu_percent"},
+              {}};
+  if (none([](const ThroughputRow& row) { return row.rank != "job"; })) table.hidden_for_people.insert("rank");
+  if (none([](const ThroughputRow& row) { return row.bytes_per_step > 0; }))
+    table.hidden_for_people.insert("sent_mib_per_step");
+  if (none([](const ThroughputRow& row) { return row.scaling_efficiency >= 0; }))
+    table.hidden_for_people.insert("scaling_efficiency");
+  if (none([](const ThroughputRow& row) { return row.flops_per_image > 0; }))
+    table.hidden_for_people.insert(
+        {"train_gflop_per_image", "achieved_gflop_per_s", "peak_gflop_per_s", "mfu_percent"});
+  if (none([](const ThroughputRow& row) { return row.datasheet_flops_per_s > 0; }))
+    table.hidden_for_people.insert("datasheet_mfu_percent");
+  const auto known = [](double value, double shown, int decimals) {
+    return value > 0 ? number_cell(shown, decimals) : Cell();
+  };
   for (const ThroughputRow& row : rows) {
-    std::vector<Cell> cells{integer_cell(row.run_id), text_cell(row.name)};
-    if (per_rank) cells.push_back(text_cell(row.rank));
-    // Step times to 0.01 ms: fast CPU and GPU steps take a few milliseconds.
-    cells.insert(cells.end(),
-                 {text_cell(row.device), integer_cell(row.workers), integer_cell(row.steps),
-                  integer_cell(row.warmup_steps), number_cell(row.images_per_s, 1),
-                  number_cell(row.median_images_per_s, 1), number_cell(row.p5_images_per_s, 1),
-                  number_cell(row.p95_images_per_s, 1), number_cell(row.median_step_s, 5),
-                  number_cell(row.p95_step_s, 5), number_cell(row.data_wait_share, 3),
-                  number_cell(row.compute_share, 3), number_cell(row.sync_share, 3),
-                  number_cell(row.optimizer_share, 3), number_cell(row.wall_s, 2), number_cell(row.setup_s, 2),
-                  number_cell(row.train_s, 2), number_cell(row.eval_s, 2), number_cell(row.accounted_share(), 3)});
-    // Sent bytes to 1e-6 MB: a compressed update of a small model is a few kB.
-    if (communicated) cells.push_back(number_cell(row.bytes_per_step / 1048576.0, 6));
-    if (against_baseline)
-      cells.push_back(row.scaling_efficiency >= 0 ? number_cell(row.scaling_efficiency, 3) : Cell());
-    if (counted) {
-      const auto known = [](double value, double scaled, int decimals) {
-        return value > 0 ? number_cell(scaled, decimals) : Cell();
-      };
-      cells.insert(cells.end(), {known(row.flops_per_image, row.flops_per_image / 1e9, 6),
-                                 known(row.flops_per_image, row.achieved_flops_per_s() / 1e9, 2),
-                                 known(row.peak_flops_per_s, row.peak_flops_per_s / 1e9, 2),
-                                 known(row.mfu(), 100 * row.mfu(), 2)});
-    }
-    if (on_listed_gpu) cells.push_back(row.datasheet_mfu() > 0 ? number_cell(100 * row.datasheet_mfu(), 2) : Cell());
-    table.rows.push_back(std::move(cells));
+    // Step times to 0.01 ms for people: fast CPU and GPU steps take a few
+    // milliseconds. Sent MiB to 1e-6: a compressed update of a small model is a few kB.
+    table.rows.push_back(
+        {integer_cell(row.run_id), text_cell(row.name), text_cell(row.rank), text_cell(row.device),
+         integer_cell(row.workers), integer_cell(row.steps), integer_cell(row.warmup_steps),
+         number_cell(row.images_per_s, 1), number_cell(row.median_images_per_s, 1),
+         number_cell(row.p5_images_per_s, 1), number_cell(row.p95_images_per_s, 1),
+         number_cell(row.median_step_s, 5), number_cell(row.p95_step_s, 5), number_cell(row.data_wait_share, 3),
+         number_cell(row.compute_share, 3), number_cell(row.sync_share, 3), number_cell(row.optimizer_share, 3),
+         number_cell(row.wall_s, 2), number_cell(row.setup_s, 2), number_cell(row.train_s, 2),
+         number_cell(row.eval_s, 2), number_cell(row.accounted_share(), 3),
+         number_cell(row.bytes_per_step / 1048576.0, 6),
+         row.scaling_efficiency >= 0 ? number_cell(row.scaling_efficiency, 3) : Cell(),
+         known(row.flops_per_image, row.flops_per_image / 1e9, 6),
+         known(row.flops_per_image, row.achieved_flops_per_s() / 1e9, 2),
+         known(row.peak_flops_per_s, row.peak_flops_per_s / 1e9, 2), known(row.mfu(), 100 * row.mfu(), 2),
+         known(row.datasheet_mfu(), 100 * row.datasheet_mfu(), 2)});
   }
   return table;
 }

@@ -77,22 +77,25 @@ std::vector<ThroughputRow> throughput_by_rank(const RunStore& store, const RunSu
 // The same over timings already read (what throughput_of does after reading).
 ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>& timings);
 
-// id, name, kind (only when some run did not just train: "train",
-// "eval of 3"), status, started, duration_s, last_seen (only when a run is
-// lost: when it was last heard from), tags (only when a run has some), then
-// eval/top1, eval/top5, train/loss and `also_metrics` (final values) for
-// those that at least one run has. Names and words are JSON strings however
-// they read ("42"), numbers numbers, a missing value null.
+// The runs as rows: id, name, kind ("train", "eval"; people see "eval of
+// 3"), source_run, status, started, ended, duration_s, last_seen, tags (an
+// object in JSON), then eval/top1, eval/top5, train/loss and `also_metrics`
+// (final values; the "metrics" object in JSON). Every column always, so CSV
+// and JSON keep their keys (share/doc/schemas/runs.schema.json); people see
+// kind only when some run did not just train, last_seen only when one is
+// lost, tags when one has some, a metric when some run has it.
 Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::string>& also_metrics = {});
 
-// id, name, device, steps, median_step_s, p95_step_s, images_per_s, data_wait_share,
-// wall_s, setup_s, train_s, eval_s, accounted (the share of wall_s in those three);
-// then, when some run communicated, sent_MiB_per_step, and with a baseline
-// scaling_efficiency, and when some run recorded its FLOPs and peak
-// train_GFLOP_per_image, achieved_GFLOP_per_s, peak_GFLOP_per_s, mfu_percent
-// (and datasheet_mfu_percent on a listed GPU). A rank column comes after
-// name when a row is a single rank's. The shares of step time: data_wait, compute (forward + backward),
-// sync (communication) and optimizer; what they leave is logging and the store.
+// id, name, rank ("job", or a rank), device, workers, steps, warmup, the
+// images/s figures, the step times and the shares of step time (data_wait,
+// compute = forward + backward, sync = communication, optimizer; what they
+// leave is logging and the store), wall_s, setup_s, train_s, eval_s,
+// accounted (the share of wall_s in those three), sent_mib_per_step,
+// scaling_efficiency (with a baseline), train_gflop_per_image,
+// achieved_gflop_per_s, peak_gflop_per_s, mfu_percent, datasheet_mfu_percent
+// (on a listed GPU). Every column always (null where a run has no value:
+// share/doc/schemas/report-throughput.schema.json); people see rank, the
+// communication, scaling and FLOP columns only where some row has a value.
 Table throughput_table(const std::vector<ThroughputRow>& rows);
 
 }  // namespace orchestrate

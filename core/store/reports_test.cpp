@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 #include "orchestrate/testing/scratch_dir.h"
@@ -72,21 +74,25 @@ TEST(ThroughputTest, MfuIsAchievedFlopsOverThePeakOfEveryDeviceThatTrained) {
 
   row.rank = "job";
   row.workers = 1;
-  const Table table = throughput_table({row, throughput_of(summary(4, "uncounted"), twelve_steps())});
+  const Table table = for_people(throughput_table({row, throughput_of(summary(4, "uncounted"), twelve_steps())}));
   const auto column = [&](const std::string& name) {
     return std::find(table.headers.begin(), table.headers.end(), name) - table.headers.begin();
   };
   ASSERT_LT(column("mfu_percent"), static_cast<long>(table.headers.size()));
-  EXPECT_EQ(table.rows[0][column("train_GFLOP_per_image")].text, "0.016400");
-  EXPECT_EQ(table.rows[0][column("peak_GFLOP_per_s")].text, "100.00");
+  EXPECT_EQ(table.rows[0][column("train_gflop_per_image")].text, "0.016400");
+  EXPECT_EQ(table.rows[0][column("peak_gflop_per_s")].text, "100.00");
   EXPECT_EQ(table.rows[0][column("mfu_percent")].text, "8.75");  // 533.3 images/s x 16.4 MFLOP / 100 GFLOP/s
   EXPECT_TRUE(table.rows[1][column("mfu_percent")].text.empty());  // a run that counted nothing: null
   EXPECT_EQ(column("datasheet_mfu_percent"), static_cast<long>(table.headers.size()));  // on a CPU: no column
 }
 
 TEST(ThroughputTest, NoRunCountedFlopsNoMfuColumns) {
-  const Table table = throughput_table({throughput_of(summary(3, "mlp"), twelve_steps())});
+  const Table all = throughput_table({throughput_of(summary(3, "mlp"), twelve_steps())});
+  const Table table = for_people(all);
   EXPECT_EQ(std::find(table.headers.begin(), table.headers.end(), "mfu_percent"), table.headers.end());
+  // Programs keep the key, null.
+  const auto json = nlohmann::json::parse(render(all, TableFormat::json));
+  EXPECT_TRUE(json.at(0).at("mfu_percent").is_null()) << json;
 }
 
 TEST(ThroughputTest, KeepsEveryStepOfAShortRun) {
@@ -144,7 +150,7 @@ TEST(RunsTableTest, ShowsTheMetricsSomeRunHas) {
   running.ended_at = "";
   running.duration_s = 3.04;
 
-  const Table table = runs_table({trained, running});
+  const Table table = for_people(runs_table({trained, running}));
   EXPECT_EQ(table.headers,
             (std::vector<std::string>{"id", "name", "status", "started", "duration_s", "eval/top1", "train/loss"}));
   ASSERT_EQ(table.rows.size(), 2u);
@@ -163,7 +169,7 @@ TEST(RunsTableTest, ALostRunShowsWhenItWasLastSeen) {
   RunSummary finished = summary(2, "resnet");
   finished.last_seen_at = finished.ended_at;
 
-  const Table table = runs_table({lost, finished});
+  const Table table = for_people(runs_table({lost, finished}));
   EXPECT_EQ(table.headers,
             (std::vector<std::string>{"id", "name", "status", "started", "duration_s", "last_seen"}));
   ASSERT_EQ(table.rows.size(), 2u);
@@ -183,7 +189,7 @@ TEST(RunsTableTest, AnEvalRunShowsItsKindAndTheRunItEvaluates) {
   RunSummary trained = summary(2, "resnet");
   trained.final_metrics = {{"eval/top1", 0.5}};
 
-  const Table table = runs_table({of_file, of_checkpoint, trained});
+  const Table table = for_people(runs_table({of_file, of_checkpoint, trained}));
   EXPECT_EQ(table.headers,
             (std::vector<std::string>{"id", "name", "kind", "status", "started", "duration_s", "eval/top1"}));
   ASSERT_EQ(table.rows.size(), 3u);
@@ -195,8 +201,26 @@ TEST(RunsTableTest, AnEvalRunShowsItsKindAndTheRunItEvaluates) {
             (std::vector<std::string>{"2", "resnet", "train", "finished", "2025-01-31 12:00:00", "65.5", "0.5000"}));
 }
 
+// What programs read: every key in every row, the stored values at full
+// precision, ISO times, tags and metrics as objects.
+TEST(RunsTableTest, JsonHasEveryKeyAtFullPrecision) {
+  RunSummary trained = summary(2, "resnet");
+  trained.final_metrics = {{"eval/top1", 0.91234567890123}};
+  trained.tags = {{"team", "vision"}};
+  const auto json = nlohmann::json::parse(render(runs_table({trained}), TableFormat::json));
+  const auto& run = json.at(0);
+  EXPECT_EQ(run.at("started"), trained.started_at);
+  EXPECT_EQ(run.at("ended"), trained.ended_at);
+  EXPECT_EQ(run.at("kind"), "train");
+  EXPECT_TRUE(run.at("source_run").is_null());
+  EXPECT_EQ(run.at("tags"), (nlohmann::json{{"team", "vision"}}));
+  EXPECT_EQ(run.at("metrics").at("eval/top1").get<double>(), 0.91234567890123);
+  EXPECT_TRUE(run.at("metrics").at("train/loss").is_null());
+  EXPECT_EQ(run.at("duration_s").get<double>(), trained.duration_s);
+}
+
 TEST(RunsTableTest, NoRunsGiveOnlyHeaders) {
-  const Table table = runs_table({});
+  const Table table = for_people(runs_table({}));
   EXPECT_EQ(table.headers, (std::vector<std::string>{"id", "name", "status", "started", "duration_s"}));
   EXPECT_TRUE(table.rows.empty());
 }
@@ -222,7 +246,7 @@ TEST(ThroughputTableTest, FormatsEachColumn) {
   row.setup_s = 1.0;
   row.train_s = 7.0;
   row.eval_s = 1.5;
-  const Table table = throughput_table({row});
+  const Table table = for_people(throughput_table({row}));
   EXPECT_EQ(table.headers,
             (std::vector<std::string>{"id", "name", "device", "workers", "steps", "warmup", "images_per_s",
                                       "median_images_per_s", "p5_images_per_s", "p95_images_per_s", "median_step_s",
@@ -263,7 +287,7 @@ TEST(ThroughputTest, ScalingEfficiencyAgainstABaselinePerWorker) {
   EXPECT_NEAR(scaling_efficiency(two, one), 0.9, 1e-12);
   EXPECT_NEAR(scaling_efficiency(one, one), 1.0, 1e-12);
   two.scaling_efficiency = 0.9;
-  const Table table = throughput_table({two});
+  const Table table = for_people(throughput_table({two}));
   EXPECT_EQ(table.headers.back(), "scaling_efficiency");
   EXPECT_EQ(table.rows[0].back().text, "0.900");
 }

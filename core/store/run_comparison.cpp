@@ -40,6 +40,9 @@ class ComparisonBuilder {
   explicit ComparisonBuilder(const std::vector<ComparedRun>& runs) : runs_(runs) {
     table_.headers = {"what", "key"};
     for (const std::string& header : run_headers(runs)) table_.headers.push_back(header);
+    // JSON: {"what", "key", "values": [one per run, in the order given]}, as
+    // run names are no keys (two runs may share one).
+    table_.json_groups.push_back({"values", 2, runs.size(), /*as_array=*/true});
   }
 
   // A row of one cell per run.

@@ -15,10 +15,11 @@ Section run_fields(const RunDetails& details) {
   field("kind", text_cell(run.kind));
   field("source_run", run.source_run_id != 0 ? integer_cell(run.source_run_id) : Cell());
   field("status", text_cell(run.status));
-  field("started", text_cell(run.started_at));
-  field("ended", text_or_null(run.ended_at));
+  // Times as `runs` prints them for people; ISO-8601 UTC for programs.
+  field("started", time_cell(run.started_at));
+  field("ended", time_cell(run.ended_at));
   field("duration_s", number_cell(run.duration_s, 1));
-  field("last_seen", text_or_null(run.last_seen_at));
+  field("last_seen", time_cell(run.last_seen_at));
   field("resumed", integer_cell(run.resumed_count));
   field("command_line", text_or_null(details.command_line));
   field("recipe", text_or_null(record.recipe_path));
@@ -29,7 +30,7 @@ Section run_fields(const RunDetails& details) {
   field("pid", run.pid != 0 ? integer_cell(run.pid) : Cell());
   field("device", text_or_null(record.device));
   field("world_size", integer_cell(record.world_size));
-  for (const auto& [key, value] : run.tags) field("tag." + key, text_cell(value));
+  field("tags", object_cell({run.tags.begin(), run.tags.end()}));
   field("error", text_or_null(run.error));
   return section;
 }
@@ -59,7 +60,7 @@ Section plugins(const RunRecord& record) {
 Section event_rows(const std::vector<EventRecord>& events) {
   Section section{"events", {{"time", "kind", "message"}, {}}, false, ""};
   for (const EventRecord& event : events)
-    section.table.rows.push_back({text_cell(event.time), text_cell(event.kind), text_cell(event.message)});
+    section.table.rows.push_back({time_cell(event.time), text_cell(event.kind), text_cell(event.message)});
   return section;
 }
 

@@ -1,6 +1,7 @@
 #include "table_format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -33,6 +34,14 @@ const std::string& cell_at(const std::vector<Cell>& row, std::size_t column) {
   return column < row.size() ? row[column].text : empty;
 }
 
+// What a program gets: the exact form where the cell has one (a json cell's
+// JSON text is for JSON alone: CSV gets its text).
+const std::string& exact_at(const std::vector<Cell>& row, std::size_t column) {
+  if (column < row.size() && !row[column].exact.empty() && row[column].type != CellType::json) return row[column].exact;
+  return cell_at(row, column);
+}
+
+
 CellType type_at(const std::vector<Cell>& row, std::size_t column) {
   return column < row.size() ? row[column].type : CellType::guess;
 }
@@ -57,7 +66,8 @@ std::vector<bool> numeric_columns(const Table& table) {
   return numeric;
 }
 
-std::string render_aligned(const Table& table) {
+std::string render_aligned(const Table& all_columns) {
+  const Table table = for_people(all_columns);
   const std::size_t columns = table.headers.size();
   std::vector<std::size_t> width(columns);
   const std::vector<bool> numeric = numeric_columns(table);
@@ -104,7 +114,7 @@ std::string render_csv(const Table& table) {
     out += "\r\n";
   };
   write_row([&](std::size_t c) { return table.headers[c]; });
-  for (const auto& row : table.rows) write_row([&](std::size_t c) { return cell_at(row, c); });
+  for (const auto& row : table.rows) write_row([&](std::size_t c) { return exact_at(row, c); });
   return out;
 }
 
@@ -118,7 +128,8 @@ std::string markdown_field(const std::string& cell) {
   return field;
 }
 
-std::string render_markdown(const Table& table) {
+std::string render_markdown(const Table& all_columns) {
+  const Table table = for_people(all_columns);
   const std::vector<bool> numeric = numeric_columns(table);
   std::string out;
   auto write_row = [&](auto&& text_of) {
@@ -143,21 +154,47 @@ nlohmann::ordered_json guessed_json_value(const std::string& cell) {
 }
 
 nlohmann::ordered_json json_value(const std::vector<Cell>& row, std::size_t column) {
-  const std::string& text = cell_at(row, column);
+  const std::string& text = exact_at(row, column);
   switch (type_at(row, column)) {
     case CellType::text: return text;
     case CellType::number: return is_number(text) ? guessed_json_value(text) : nullptr;  // JSON has no NaN
     case CellType::boolean: return text == "true";
+    case CellType::object: {
+      nlohmann::ordered_json object = nlohmann::ordered_json::object();
+      for (const auto& [key, value] : row[column].entries) object[key] = value;
+      return object;
+    }
+    case CellType::json: return nlohmann::ordered_json::parse(row[column].exact);
+    case CellType::list: {
+      nlohmann::ordered_json array = nlohmann::ordered_json::array();
+      for (const auto& entry : row[column].entries) array.push_back(entry.second);
+      return array;
+    }
     case CellType::guess: break;
   }
   return guessed_json_value(text);
 }
 
 nlohmann::ordered_json json_rows(const Table& table) {
+  // Which group, if any, each column belongs to.
+  std::vector<const Table::JsonGroup*> group_of(table.headers.size(), nullptr);
+  for (const auto& group : table.json_groups)
+    for (std::size_t c = group.first; c < group.first + group.count && c < table.headers.size(); ++c) group_of[c] = &group;
   auto array = nlohmann::ordered_json::array();
   for (const auto& row : table.rows) {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (std::size_t c = 0; c < table.headers.size(); ++c) object[table.headers[c]] = json_value(row, c);
+    const auto open_groups_at = [&](std::size_t c) {
+      for (const auto& group : table.json_groups)
+        if (group.first == c) object[group.key] = group.as_array ? nlohmann::ordered_json::array()
+                                                                  : nlohmann::ordered_json::object();
+    };
+    for (std::size_t c = 0; c < table.headers.size(); ++c) {
+      open_groups_at(c);
+      if (!group_of[c]) object[table.headers[c]] = json_value(row, c);
+      else if (group_of[c]->as_array) object[group_of[c]->key].push_back(json_value(row, c));
+      else object[group_of[c]->key][table.headers[c]] = json_value(row, c);
+    }
+    open_groups_at(table.headers.size());
     array.push_back(std::move(object));
   }
   return array;
@@ -171,6 +208,13 @@ nlohmann::ordered_json json_section(const Section& section) {
   nlohmann::ordered_json object = nlohmann::ordered_json::object();
   for (const auto& row : section.table.rows) object[cell_at(row, 0)] = json_value(row, 1);
   return object;
+}
+
+// A section's title as a JSON key: "resolved recipe" -> resolved_recipe.
+std::string snake_case(const std::string& title) {
+  std::string key;
+  for (char ch : title) key += (ch == ' ' || ch == '-') ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return key;
 }
 
 }  // namespace
@@ -193,9 +237,67 @@ std::string render(const Table& table, TableFormat format) {
   return render_aligned(table);  // unreachable: every format is handled above
 }
 
+Table for_people(const Table& table) {
+  if (table.hidden_for_people.empty()) return table;
+  Table shown;
+  std::vector<std::size_t> kept;
+  for (std::size_t c = 0; c < table.headers.size(); ++c)
+    if (!table.hidden_for_people.count(table.headers[c])) {
+      kept.push_back(c);
+      shown.headers.push_back(table.headers[c]);
+    }
+  for (const auto& row : table.rows) {
+    std::vector<Cell> cells;
+    for (std::size_t c : kept) cells.push_back(c < row.size() ? row[c] : Cell());
+    shown.rows.push_back(std::move(cells));
+  }
+  return shown;
+}
+
 Cell text_cell(std::string text) { return {std::move(text), CellType::text}; }
 
-Cell number_cell(double value, int decimals) { return {fixed(value, decimals), CellType::number}; }
+Cell number_cell(double value, int decimals) {
+  Cell cell{fixed(value, decimals), CellType::number};
+  if (std::isfinite(value)) {
+    char digits[32];
+    const auto [end, error] = std::to_chars(digits, digits + sizeof digits, value);  // shortest round trip
+    if (error == std::errc()) cell.exact.assign(digits, end);
+  }
+  return cell;
+}
+
+Cell time_cell(const std::string& iso) {
+  if (iso.empty()) return {};
+  // "2026-11-26T11:15:38.226Z" -> "2026-11-26 11:15:38" for people.
+  std::string readable = iso.substr(0, 19);
+  if (readable.size() > 10 && readable[10] == 'T') readable[10] = ' ';
+  Cell cell{readable, CellType::text};
+  cell.exact = iso;
+  return cell;
+}
+
+Cell json_cell(std::string text, std::string json_text) {
+  Cell cell{std::move(text), CellType::json};
+  cell.exact = std::move(json_text);
+  return cell;
+}
+
+Cell list_cell(const std::vector<std::string>& items) {
+  Cell cell{"", CellType::list};
+  for (const auto& item : items) {
+    cell.text += (cell.text.empty() ? "" : "; ") + item;
+    cell.entries.emplace_back("", item);
+  }
+  return cell;
+}
+
+Cell object_cell(std::vector<std::pair<std::string, std::string>> entries) {
+  std::string text;
+  for (const auto& [key, value] : entries) text += (text.empty() ? "" : ", ") + key + "=" + value;
+  Cell cell{text, CellType::object};
+  cell.entries = std::move(entries);
+  return cell;
+}
 
 Cell integer_cell(std::int64_t value) { return {std::to_string(value), CellType::number}; }
 
@@ -204,7 +306,7 @@ Cell bool_cell(bool value) { return {value ? "true" : "false", CellType::boolean
 std::string render_sections(const std::vector<Section>& sections, TableFormat format) {
   if (format == TableFormat::json) {
     nlohmann::ordered_json object = nlohmann::ordered_json::object();
-    for (const Section& section : sections) object[section.title] = json_section(section);
+    for (const Section& section : sections) object[snake_case(section.title)] = json_section(section);
     return object.dump(2) + '\n';
   }
   if (format == TableFormat::csv) throw UsageError("csv holds one table, and this prints several; use table, markdown or json");

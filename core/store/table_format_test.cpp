@@ -107,6 +107,40 @@ TEST(TableFormatTest, SectionsAreTitledTablesFieldObjectsAndText) {
   EXPECT_THROW(render_sections(sections, TableFormat::csv), UsageError);
 }
 
+// People read rounded numbers and short times; programs (CSV, JSON) the
+// stored values: every digit, ISO-8601 UTC, objects and arrays as JSON.
+TEST(TableFormatTest, ProgramsGetFullPrecisionIsoTimesAndTypedValues) {
+  Table table{{"loss", "started", "tags", "fixes", "default"},
+              {{number_cell(0.30399999022483826, 4), time_cell("2026-11-26T11:15:38.226Z"),
+                object_cell({{"team", "vision"}, {"sweep", "lr"}}), list_cell({"a", "b"}), json_cell("\"auto\"", "\"auto\"")}}};
+  EXPECT_EQ(render(table, TableFormat::table),
+            "  loss  started              tags                   fixes  default\n"
+            "------  -------------------  ---------------------  -----  -------\n"
+            "0.3040  2026-11-26 11:15:38  team=vision, sweep=lr  a; b   \"auto\"\n");
+  EXPECT_EQ(render(table, TableFormat::csv),
+            "loss,started,tags,fixes,default\r\n"
+            "0.30399999022483826,2026-11-26T11:15:38.226Z,\"team=vision, sweep=lr\",a; b,\"\"\"auto\"\"\"\r\n");
+  EXPECT_EQ(render(table, TableFormat::json),
+            "[\n  {\n    \"loss\": 0.30399999022483826,\n    \"started\": \"2026-11-26T11:15:38.226Z\",\n"
+            "    \"tags\": {\n      \"team\": \"vision\",\n      \"sweep\": \"lr\"\n    },\n"
+            "    \"fixes\": [\n      \"a\",\n      \"b\"\n    ],\n    \"default\": \"auto\"\n  }\n]\n");
+  EXPECT_EQ(render(Table{{"t"}, {{time_cell("")}}}, TableFormat::json), "[\n  {\n    \"t\": null\n  }\n]\n");
+}
+
+// A column hidden for people is still every program's; grouped columns nest
+// in JSON, and a group with no columns is still there, empty.
+TEST(TableFormatTest, HiddenColumnsAndJsonGroups) {
+  Table table{{"id", "kind", "eval/top1", "train/loss"}, {{integer_cell(1), text_cell("train"), number_cell(0.5, 4), Cell()}}};
+  table.hidden_for_people = {"kind"};
+  table.json_groups.push_back({"metrics", 2, 2});
+  table.json_groups.push_back({"values", 4, 0, /*as_array=*/true});
+  EXPECT_EQ(render(table, TableFormat::table), "id  eval/top1  train/loss\n--  ---------  ----------\n 1     0.5000\n");
+  EXPECT_EQ(render(table, TableFormat::csv), "id,kind,eval/top1,train/loss\r\n1,train,0.5,\r\n");
+  EXPECT_EQ(render(table, TableFormat::json),
+            "[\n  {\n    \"id\": 1,\n    \"kind\": \"train\",\n    \"metrics\": {\n      \"eval/top1\": 0.5,\n"
+            "      \"train/loss\": null\n    },\n    \"values\": []\n  }\n]\n");
+}
+
 TEST(TableFormatTest, UnknownFormatIsAUsageErrorListingTheFormats) {
   try {
     parse_table_format("yaml");

@@ -146,7 +146,7 @@ TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
   const auto rows = nlohmann::json::parse(listed.output);
   ASSERT_EQ(rows.size(), 1u) << listed.output;
   EXPECT_EQ(rows[0]["reason"], "signal");
-  EXPECT_EQ(rows[0]["on_disk"], "yes");
+  EXPECT_EQ(rows[0]["on_disk"], true);
 
   const auto resumed = run_orchestrate("run " + recipe + " --db " + db + " --quiet --resume");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;

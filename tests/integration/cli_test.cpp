@@ -279,7 +279,7 @@ TEST(Cli, TrainsAndRecordsRunWithStepTimings) {
 
   auto runs = run_orchestrate("runs --db " + db + " --format csv");
   EXPECT_EQ(runs.exit_code, 0);
-  EXPECT_NE(runs.output.find(",mock_lenet,finished,"), std::string::npos) << runs.output;
+  EXPECT_NE(runs.output.find(",mock_lenet,train,,finished,"), std::string::npos) << runs.output;
   auto report = run_orchestrate("report throughput mock_lenet --db " + db + " --format json");
   ASSERT_EQ(report.exit_code, 0) << report.output;
   auto rows = nlohmann::json::parse(report.output);

@@ -217,7 +217,7 @@ TEST(DataParallel, ThroughputReportShowsWorkersRanksAndScalingEfficiency) {
   const double one = rows[0]["images_per_s"].get<double>(), two = rows[1]["images_per_s"].get<double>();
   const double expected = two / (2 * one);
   EXPECT_NEAR(rows[1]["scaling_efficiency"].get<double>(), expected, 5e-4 + expected * (0.05 / one + 0.05 / two));
-  EXPECT_GT(rows[1]["sent_MiB_per_step"].get<double>(), 0.35) << "the ConvNet's 93,322 float32 gradients";
+  EXPECT_GT(rows[1]["sent_mib_per_step"].get<double>(), 0.35) << "the ConvNet's 93,322 float32 gradients";
   EXPECT_GT(rows[1]["sync_share"].get<double>(), 0.0);
 
   const auto both = run_orchestrate("report throughput one --last 2 --db " + dir.file("runs.db"));

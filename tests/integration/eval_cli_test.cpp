@@ -132,10 +132,12 @@ TEST(EvalCli, EvalOfTheEndCheckpointReproducesTheRunsFinalEvaluation) {
   EXPECT_EQ(store.find_run("eval_cli")->id, 1);
   const auto runs = run_orchestrate("runs --db " + db + " --format csv");
   ASSERT_EQ(runs.exit_code, 0) << runs.output;
-  EXPECT_TRUE(contains(runs.output, "id,name,kind,status,")) << runs.output;
-  EXPECT_TRUE(contains(runs.output, "\n2,eval_cli_eval,eval of 1,finished,")) << runs.output;
-  EXPECT_TRUE(contains(runs.output, "\n4,eval_cli_eval,eval,finished,")) << runs.output;
-  EXPECT_TRUE(contains(runs.output, "\n1,eval_cli,train,finished,")) << runs.output;
+  EXPECT_TRUE(contains(runs.output, "id,name,kind,source_run,status,")) << runs.output;
+  EXPECT_TRUE(contains(runs.output, "\n2,eval_cli_eval,eval,1,finished,")) << runs.output;
+  EXPECT_TRUE(contains(runs.output, "\n4,eval_cli_eval,eval,,finished,")) << runs.output;
+  EXPECT_TRUE(contains(runs.output, "\n1,eval_cli,train,,finished,")) << runs.output;
+  const auto people = run_orchestrate("runs --db " + db);
+  EXPECT_TRUE(contains(people.output, "eval of 1")) << people.output;
 }
 
 TEST(EvalCli, RefusalsAreOneLineWithTheirExitCodeAndRecordNoRun) {

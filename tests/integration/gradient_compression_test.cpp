@@ -138,7 +138,7 @@ TEST(GradientCompression, DgcRecordsTheBytesItSendsAndSendsFarFewer) {
   EXPECT_TRUE(described);
 
   const auto report = run_orchestrate("report throughput --db " + dir.file("dgc.db"));
-  EXPECT_NE(report.output.find("sent_MiB_per_step"), std::string::npos) << report.output;
+  EXPECT_NE(report.output.find("sent_mib_per_step"), std::string::npos) << report.output;
 }
 
 // Each rank's residuals and momentum are in the checkpoint: a job stopped

@@ -79,12 +79,12 @@ TEST(QueryCli, CompareShowsTheLearningRateBesideTheMetricsItChanged) {
   for (const auto& row : rows) {
     if (row["what"] == "recipe" && row["key"] == "optimizer.lr") {
       saw_lr = true;
-      EXPECT_DOUBLE_EQ(row["slow_lr"].get<double>(), 0.0005);
-      EXPECT_DOUBLE_EQ(row["42"].get<double>(), 0.005);
+      EXPECT_DOUBLE_EQ(row["values"][0].get<double>(), 0.0005);  // in the order the runs were given
+      EXPECT_DOUBLE_EQ(row["values"][1].get<double>(), 0.005);
     }
     if (row["what"] == "final" && row["key"] == "eval/top1") {
       saw_top1 = true;
-      EXPECT_NE(row["slow_lr"].get<double>(), row["42"].get<double>()) << json.output;
+      EXPECT_NE(row["values"][0].get<double>(), row["values"][1].get<double>()) << json.output;
     }
   }
   EXPECT_TRUE(saw_lr && saw_top1) << json.output;
@@ -105,8 +105,8 @@ TEST(QueryCli, CompareShowsTheLearningRateBesideTheMetricsItChanged) {
   EXPECT_TRUE(listed[0]["name"].is_string()) << all.output;
   EXPECT_EQ(listed[0]["name"], "42") << "a run named 42 stays a string";
   EXPECT_TRUE(listed[0]["id"].is_number_integer()) << all.output;
-  EXPECT_TRUE(listed[0]["eval/top1"].is_number_float()) << all.output;
-  EXPECT_EQ(listed[0]["tags"], "sweep=lr, team=vision");
+  EXPECT_TRUE(listed[0]["metrics"]["eval/top1"].is_number_float()) << all.output;
+  EXPECT_EQ(listed[0]["tags"], (nlohmann::json{{"sweep", "lr"}, {"team", "vision"}}));
 
   auto names = [&](const std::string& options) {
     const auto result = run_orchestrate("runs --db " + db + " --format json " + options);
@@ -115,7 +115,7 @@ TEST(QueryCli, CompareShowsTheLearningRateBesideTheMetricsItChanged) {
     for (const auto& row : nlohmann::json::parse(result.output)) found.push_back(row["name"]);
     return found;
   };
-  const double slow_top1 = listed[1]["eval/top1"], fast_top1 = listed[0]["eval/top1"];
+  const double slow_top1 = listed[1]["metrics"]["eval/top1"], fast_top1 = listed[0]["metrics"]["eval/top1"];
   const std::vector<std::string> best_first =
       slow_top1 > fast_top1 ? std::vector<std::string>{"slow_lr", "42"} : std::vector<std::string>{"42", "slow_lr"};
   EXPECT_EQ(names("--sort eval/top1"), best_first);
@@ -140,7 +140,7 @@ TEST(QueryCli, CompareShowsTheLearningRateBesideTheMetricsItChanged) {
   EXPECT_EQ(details["run"]["device"], "cpu");
   EXPECT_EQ(details["run"]["libtorch"], "2.11.0");
   EXPECT_FALSE(details["run"]["host"].get<std::string>().empty());
-  EXPECT_EQ(details["run"]["tag.team"], "vision");
+  EXPECT_EQ(details["run"]["tags"]["team"], "vision");
   const std::string command_line = details["run"]["command_line"];
   EXPECT_NE(command_line.find("orchestrate run " + kFashionMnist), std::string::npos) << command_line;
   EXPECT_NE(command_line.find("--set optimizer.lr=0.005 --tag sweep=lr --tag team=vision"), std::string::npos)
@@ -151,7 +151,7 @@ TEST(QueryCli, CompareShowsTheLearningRateBesideTheMetricsItChanged) {
   EXPECT_TRUE(saw_dataset) << shown.output;
   EXPECT_GT(details["events"].size(), 0u) << shown.output;
   EXPECT_GT(details["metrics"].size(), 0u) << shown.output;
-  EXPECT_NE(details["resolved recipe"].get<std::string>().find("lr = 0.005"), std::string::npos) << shown.output;
+  EXPECT_NE(details["resolved_recipe"].get<std::string>().find("lr = 0.005"), std::string::npos) << shown.output;
 
   const auto text = run_orchestrate("show 42 --db " + db);
   ASSERT_EQ(text.exit_code, 0) << text.output;
@@ -238,8 +238,10 @@ TEST(QueryCli, RerunRepeatsARecordedRecipeAsANewLinkedRun) {
   EXPECT_EQ(second->recipe_path, dir.file("reruns/mock-run1.toml"));
   EXPECT_EQ(store.step_timings(2).size(), 5u);
   EXPECT_EQ(store.step_timings(3).size(), 3u);
-  const auto runs = run_orchestrate("runs --db " + db + " --format csv");
+  const auto runs = run_orchestrate("runs --db " + db);  // people: "rerun of 1"; programs: train, source_run 1
   EXPECT_NE(runs.output.find("rerun of 1"), std::string::npos) << runs.output;
+  const auto csv = run_orchestrate("runs --db " + db + " --format csv");
+  EXPECT_NE(csv.output.find(",train,1,finished,"), std::string::npos) << csv.output;
 
   const auto unknown = run_orchestrate("rerun 9 --db " + db);
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;

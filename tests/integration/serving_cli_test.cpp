@@ -134,6 +134,53 @@ for f, label, idx, conf in zip(files, labels, indices[:, 0], confidences[:, 0]):
   EXPECT_EQ(std::count(table.output.begin(), table.output.end(), '\n'), 2 + 3) << table.output;
 }
 
+// Weights without their recipe (a .safetensors file, as imported from
+// torchvision) export with the recipe that builds their model, as `eval`
+// takes them; the export predicts what the run's own export does. The weights
+// are named with --checkpoint, as eval and export take them.
+TEST_F(ServingCli, ABareSafetensorsFileExportsWithTheRecipeThatBuildsItsModel) {
+  const std::string weights = dir_->file("bare.safetensors");
+  const auto exported = run_orchestrate("weights export --checkpoint 1 " + weights + " --db " + db());
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  const auto listed = run_orchestrate("weights list --checkpoint " + weights + " --format json");
+  ASSERT_EQ(listed.exit_code, 0) << listed.output;
+  for (const auto& tensor : nlohmann::json::parse(listed.output)) {  // shapes as arrays of integers
+    std::int64_t elements = 1;
+    for (const auto& size : tensor.at("shape")) elements *= size.get<std::int64_t>();
+    EXPECT_EQ(elements, tensor.at("elements").get<std::int64_t>()) << listed.output;
+  }
+
+  const auto refused = run_orchestrate("export serving " + weights + " -o " + dir_->file("bare_repo"));
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("give the recipe that builds it: orchestrate export serving RECIPE --checkpoint " +
+                                weights),
+            std::string::npos)
+      << refused.output;
+  EXPECT_FALSE(fs::exists(dir_->file("bare_repo")));
+
+  const std::string recipe = std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes/fashion_mnist_fast.toml";
+  const auto bare = run_orchestrate("export serving " + recipe + " --checkpoint " + weights + " -o " +
+                                    dir_->file("bare_repo") + " --name bare --top-k 3");
+  ASSERT_EQ(bare.exit_code, 0) << bare.output;
+  const auto provenance = nlohmann::json::parse(read_text(fs::path(dir_->file("bare_repo")) / "bare" / "1" / "export.json"));
+  EXPECT_EQ(provenance.at("weights"), fs::absolute(weights).lexically_normal().string());
+  EXPECT_EQ(provenance.at("model"), "convnet");
+
+  const std::string image = dir_->file("bare_probe.png");
+  run_python("from PIL import Image\nImage.frombytes('L', (28, 28), bytes((i * 7) % 256 for i in range(784))).save('" +
+             image + "')\n");
+  const auto from_run = run_orchestrate("predict " + (model_dir() / "1").string() + " " + image + " --format json");
+  const auto from_file = run_orchestrate("predict " + dir_->file("bare_repo") + "/bare " + image + " --format json");
+  ASSERT_EQ(from_run.exit_code, 0) << from_run.output;
+  ASSERT_EQ(from_file.exit_code, 0) << from_file.output;
+  const auto run_rows = nlohmann::json::parse(from_run.output), file_rows = nlohmann::json::parse(from_file.output);
+  ASSERT_EQ(run_rows.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(file_rows.at(i).at("class"), run_rows.at(i).at("class"));
+    EXPECT_EQ(file_rows.at(i).at("confidence"), run_rows.at(i).at("confidence"));
+  }
+}
+
 TEST_F(ServingCli, BadInputGetsOneLineAndTheExitCode) {
   const std::string corrupt = dir_->write("broken.jpg", std::string("\xFF\xD8\xFF\xE0 truncated", 14));
   const auto bad_image = run_orchestrate("predict " + model_dir().string() + " " + corrupt);

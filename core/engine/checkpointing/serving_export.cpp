@@ -38,23 +38,36 @@ std::vector<std::string> labels_for(const std::vector<std::string>& class_names,
 
 }  // namespace
 
+namespace {
+
+// The recipe's model for `info`'s images and classes, with its eval
+// preprocessing, and `weights` (a checkpoint directory or a .safetensors file)
+// loaded into it, on the CPU.
+ServableModel build_servable(const Settings& s, const Registry& registry, const DatasetInfo& info,
+                             const std::string& weights) {
+  ServableModel servable;
+  const auto preprocessing = build_preprocessing(s, registry, info, PreprocessingVariant::eval);
+  servable.input = model_input(*preprocessing, info);
+  servable.transform = preprocessing->serving_transform();
+  servable.class_names = info.class_names;
+  servable.model = build_model(s, registry, servable.input, ComputeSetup{});  // on the CPU, contiguous
+  load_model_state(*servable.model, read_safetensors(weights_file_of(weights, "export:")), weights);
+  return servable;
+}
+
+}  // namespace
+
 ServableModel load_servable_checkpoint(const std::string& checkpoint, const Registry& registry) {
   const CheckpointMeta meta = read_checkpoint_meta(checkpoint);
   const Recipe recipe = checkpoint_recipe(checkpoint, registry);
   const Settings& s = settings_of(recipe);
-  ServableModel servable;
   DatasetInfo info;
   if (meta.input_shape.size() == 3 && meta.num_classes > 0) {
     info = {meta.input_shape[0], meta.input_shape[1], meta.input_shape[2], meta.num_classes, meta.class_names};
   } else {  // written before checkpoints recorded the input: ask the data set
     info = build_test_set(s, registry)->info();
   }
-  const auto preprocessing = build_preprocessing(s, registry, info, PreprocessingVariant::eval);
-  servable.input = model_input(*preprocessing, info);
-  servable.transform = preprocessing->serving_transform();
-  servable.class_names = info.class_names;
-  servable.model = build_model(s, registry, servable.input, ComputeSetup{});  // on the CPU, contiguous
-  load_model_state(*servable.model, read_safetensors(weights_file_of(checkpoint, "export:")), checkpoint);
+  ServableModel servable = build_servable(s, registry, info, checkpoint);
   servable.run_name = meta.run_name.empty() ? meta.model : meta.run_name;
   auto& p = servable.provenance;
   p["checkpoint"] = fs::absolute(checkpoint).lexically_normal().string();
@@ -65,6 +78,18 @@ ServableModel load_servable_checkpoint(const std::string& checkpoint, const Regi
   for (const auto& [key, value] : meta.recipe_params)
     if (key.rfind("model.", 0) == 0 || key.rfind("data.", 0) == 0) p["recipe." + key] = value;
   for (const auto& [name, value] : meta.metrics) p["metric." + name] = std::to_string(value);
+  return servable;
+}
+
+ServableModel load_servable_weights(const Recipe& recipe, const std::string& weights, const Registry& registry) {
+  const Settings& s = settings_of(recipe);
+  // As `orchestrate eval` does: the recipe's test split says the images and classes.
+  ServableModel servable = build_servable(s, registry, build_test_set(s, registry)->info(), weights);
+  servable.run_name = recipe.run_name();
+  auto& p = servable.provenance;
+  p["weights"] = fs::absolute(weights).lexically_normal().string();
+  p["recipe"] = recipe.path;
+  p["model"] = recipe.table("model").plugin;
   return servable;
 }
 

@@ -13,6 +13,7 @@
 #include "orchestrate/model.h"
 #include "orchestrate/preprocessing.h"
 #include "orchestrate/registry.h"
+#include "recipe.h"
 #include "settings.h"
 
 namespace orchestrate {
@@ -32,6 +33,12 @@ struct ServableModel {
 // to learn them) and its [preprocessing]'s eval variant, and loads its
 // weights, on the CPU.
 ServableModel load_servable_checkpoint(const std::string& checkpoint, const Registry& registry);
+
+// `recipe`'s model (for its test split's images and classes, as `orchestrate
+// eval` builds it) with the weights of `weights`: a .safetensors file (weights
+// imported from torchvision), or a checkpoint directory whose recipe is not
+// the one to build.
+ServableModel load_servable_weights(const Recipe& recipe, const std::string& weights, const Registry& registry);
 
 // Traces the model and writes the next version of `settings.name` (default:
 // the run name) under `settings.dir`. The model is left in eval mode on the CPU.
