@@ -42,9 +42,9 @@ const std::vector<Command>& commands() {
       {"weights", "model weights: orchestrate weights export RUN|CHECKPOINT FILE.safetensors | list PATH", engine,
        weights_command},
       {"export",
-       "a model for serving, or runs for TensorBoard: orchestrate export serving RUN|CHECKPOINT -o DIR | "
-       "tensorboard RUN... DIR",
-       engine, export_command, "tensorboard", export_tensorboard_command},
+       "a model for serving, or runs for TensorBoard or MLflow: orchestrate export serving RUN|CHECKPOINT -o DIR | "
+       "tensorboard RUN... DIR | mlflow RUN... DIR",
+       engine, export_command, {{"tensorboard", export_tensorboard_command}, {"mlflow", export_mlflow_command}}},
       {"predict", "label images with an exported model: orchestrate predict MODEL_DIR IMAGE...", engine,
        predict_command},
       {"new-plugin", "write a plugin skeleton to build out of tree: orchestrate new-plugin KIND NAME DIR", engine,
@@ -59,6 +59,12 @@ const std::vector<Command>& commands() {
 const Command* find_command(const std::string& name) {
   for (const auto& command : commands())
     if (name == command.name) return &command;
+  return nullptr;
+}
+
+const Command::Subcommand* Command::front_end_subcommand(const std::string& first_argument) const {
+  for (const auto& subcommand : front_end_subcommands)
+    if (first_argument == subcommand.name) return &subcommand;
   return nullptr;
 }
 

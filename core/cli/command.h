@@ -26,10 +26,15 @@ struct Command {
   // What runs it. An engine command's function is linked into the engine
   // only: in the front end it is null (see the weak declarations below).
   CommandFunction run;
-  // A first argument the front end runs itself although the engine runs the
-  // rest of the command (`export tensorboard` reads only the store).
-  const char* front_end_subcommand = nullptr;
-  CommandFunction run_front_end_subcommand = nullptr;
+  // First arguments the front end runs itself although the engine runs the
+  // rest of the command (`export tensorboard` and `export mlflow` read only the store).
+  struct Subcommand {
+    const char* name;
+    CommandFunction run;
+  };
+  std::vector<Subcommand> front_end_subcommands = {};
+  // The front-end subcommand `first_argument` names, or nullptr.
+  const Subcommand* front_end_subcommand(const std::string& first_argument) const;
 };
 
 // Every command, in the order `orchestrate --help` lists them.

@@ -1,10 +1,13 @@
-// `orchestrate export tensorboard RUN... DIR`: recorded runs as TensorBoard
-// event files, one sub-directory per run, read-only on the store.
+// `orchestrate export tensorboard|mlflow [RUN...|--last N|--name GLOB] DIR`:
+// recorded runs as TensorBoard event files (one sub-directory per run) or in
+// MLflow's file-store layout, read-only on the store, in the front end.
 #include "export_tensorboard_command.h"
 
+#include <functional>
 #include <iostream>
 
 #include "metric_history.h"
+#include "mlflow_export.h"
 #include "options.h"
 #include "orchestrate/error.h"
 #include "run_selection.h"
@@ -12,9 +15,14 @@
 #include "tensorboard_export.h"
 
 namespace orchestrate::cli {
+namespace {
 
-int export_tensorboard_command(const std::vector<std::string>& arguments) {
-  po::options_description options("export tensorboard options");
+// What the two exports share: the runs, then the directory, and one line per run.
+int export_runs(const std::string& command, const std::vector<std::string>& arguments,
+                po::options_description& options,
+                const std::function<std::string(const RunStore&, const RunSummary&, const std::string& directory,
+                                                const po::variables_map&)>& export_one,
+                const std::function<std::string(const std::string& directory)>& how_to_view) {
   options.add_options()("paths", po::value<std::vector<std::string>>()->multitoken(),
                         "run ids or names, then the directory to write (made if missing)");
   add_run_selection_options(options);
@@ -22,26 +30,56 @@ int export_tensorboard_command(const std::vector<std::string>& arguments) {
   po::positional_options_description positional;
   positional.add("paths", -1);
   po::variables_map values;
-  if (!parse_options("export tensorboard", "[RUN...|--last N|--name GLOB] DIR [options]", options, positional,
-                     arguments, values))
+  if (!parse_options(command, "[RUN...|--last N|--name GLOB] DIR [options]", options, positional, arguments, values))
     return 0;
   // The directory is the last positional; the runs, if any, come before it.
   std::vector<std::string> paths =
       values.count("paths") ? values["paths"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  if (paths.empty())
-    throw UsageError("export tensorboard: give the directory to write, e.g. orchestrate export tensorboard 3 4 tb/");
+  if (paths.empty()) throw UsageError(command + ": give the directory to write, e.g. orchestrate " + command + " 3 4 out/");
   const std::string directory = paths.back();
   paths.pop_back();
-  const RunSelection selection = run_selection(values, paths, "export tensorboard");
+  const RunSelection selection = run_selection(values, paths, command);
 
   const RunStore store = open_existing_store(values);
-  for (const RunSummary& run : select_runs(store, selection, "export tensorboard")) {
-    const auto exported = tensorboard::export_run(run, read_metric_history(store.path(), run.id), directory);
-    std::cout << "run " << run.id << " (" << run.name << "): " << exported.scalars << " scalars in "
-              << exported.event_file << "\n";
-  }
-  std::cout << "view them with: tensorboard --logdir " << directory << "\n";
+  for (const RunSummary& run : select_runs(store, selection, command))
+    std::cout << "run " << run.id << " (" << run.name << "): " << export_one(store, run, directory, values) << "\n";
+  std::cout << how_to_view(directory) << "\n";
   return 0;
+}
+
+}  // namespace
+
+int export_tensorboard_command(const std::vector<std::string>& arguments) {
+  po::options_description options("export tensorboard options");
+  return export_runs(
+      "export tensorboard", arguments, options,
+      [](const RunStore& store, const RunSummary& run, const std::string& directory, const po::variables_map&) {
+        const auto exported = tensorboard::export_run(run, read_metric_history(store.path(), run.id), directory);
+        return std::to_string(exported.scalars) + " scalars in " + exported.event_file;
+      },
+      [](const std::string& directory) { return "view them with: tensorboard --logdir " + directory; });
+}
+
+int export_mlflow_command(const std::vector<std::string>& arguments) {
+  po::options_description options("export mlflow options");
+  options.add_options()("experiment", po::value<std::string>()->default_value("orchestrate"),
+                        "the MLflow experiment the runs go into (made if missing)");
+  return export_runs(
+      "export mlflow", arguments, options,
+      [](const RunStore& store, const RunSummary& run, const std::string& directory, const po::variables_map& values) {
+        const std::string experiment = values["experiment"].as<std::string>();
+        mlflow::write_experiment(directory, experiment);
+        const auto exported =
+            mlflow::export_run(store.run_details(run), read_metric_history(store.path(), run.id), directory, experiment);
+        return "MLflow run " + exported.run_id + " (" + std::to_string(exported.params) + " params, " +
+               std::to_string(exported.metric_values) + " metric values, " + std::to_string(exported.tags) +
+               " tags) in " + exported.directory;
+      },
+      [](const std::string& directory) {
+        return "view them with: MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri " + directory +
+               "\nor move them into MLflow's database: mlflow migrate-filestore --source " + directory +
+               " --target sqlite:///mlflow.db";
+      });
 }
 
 }  // namespace orchestrate::cli

@@ -15,8 +15,8 @@
 int main(int argc, char** argv) {
   using namespace orchestrate::cli;
   return run_cli({argv + 1, argv + argc}, [argv](const Command& command, const std::vector<std::string>& rest) {
-    if (command.front_end_subcommand != nullptr && !rest.empty() && rest.front() == command.front_end_subcommand)
-      return command.run_front_end_subcommand({rest.begin() + 1, rest.end()});
+    if (const auto* subcommand = rest.empty() ? nullptr : command.front_end_subcommand(rest.front()))
+      return subcommand->run({rest.begin() + 1, rest.end()});
     if (command.runs_in == Executable::front_end) return command.run(rest);
     exec_engine(argv);
   });

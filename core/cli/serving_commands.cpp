@@ -118,11 +118,13 @@ std::vector<std::string> lines_of(const std::string& text) {
 }  // namespace
 
 int export_command(const std::vector<std::string>& arguments) {
-  // tensorboard takes several runs and a directory, not serving's one source and --out.
-  if (!arguments.empty() && arguments.front() == "tensorboard")
-    return export_tensorboard_command({arguments.begin() + 1, arguments.end()});
+  // tensorboard and mlflow take several runs and a directory, not serving's
+  // one source and -o (the front end runs them; here for the engine's own table).
+  if (!arguments.empty())
+    if (const auto* subcommand = find_command("export")->front_end_subcommand(arguments.front()))
+      return subcommand->run({arguments.begin() + 1, arguments.end()});
   po::options_description options("export options");
-  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, tensorboard")(
+  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, tensorboard, mlflow")(
       "source", po::value<std::string>(),
       "serving: a run id or name or a checkpoint directory; or, with --checkpoint, the recipe that builds the model")(
       "checkpoint", po::value<std::string>(),
@@ -139,12 +141,13 @@ int export_command(const std::vector<std::string>& arguments) {
   if (!parse_options("export",
                      "serving RUN|CHECKPOINT -o DIR [options]\n"
                      "       orchestrate export serving RECIPE --checkpoint RUN|DIR|FILE.safetensors -o DIR [options]\n"
-                     "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)",
+                     "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)\n"
+                     "       orchestrate export mlflow [RUN...|--last N|--name GLOB] DIR [--experiment NAME]",
                      options, positional, arguments, values))
     return 0;
   const std::string target = values["target"].as<std::string>();
   if (target == "serving") return export_serving(values);
-  throw UsageError("export: unknown target '" + target + "' (known: serving, tensorboard)");
+  throw UsageError("export: unknown target '" + target + "' (known: serving, tensorboard, mlflow)");
 }
 
 int predict_command(const std::vector<std::string>& arguments) {

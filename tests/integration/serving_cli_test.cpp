@@ -197,7 +197,7 @@ TEST_F(ServingCli, BadInputGetsOneLineAndTheExitCode) {
   EXPECT_NE(no_out.output.find("-o DIR (--output DIR)"), std::string::npos) << no_out.output;
   const auto unknown = run_orchestrate("export onnx 1 --db " + db());
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
-  EXPECT_NE(unknown.output.find("unknown target 'onnx' (known: serving, tensorboard)"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown target 'onnx' (known: serving, tensorboard, mlflow)"), std::string::npos) << unknown.output;
 }
 
 }  // namespace
