@@ -3,6 +3,7 @@
 #include <torch/csrc/jit/serialization/import.h>
 #include "run_store.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "plugin_options.h"
 #include "preprocessing_spec.h"
 #include "recipe.h"
+#include "onnx_export.h"
 #include "serving_export.h"
 #include "shipped_recipes.h"
 #include "table_format.h"
@@ -54,9 +56,10 @@ void record_export_event(const po::variables_map& values, const std::string& run
 // WEIGHTS, where the recipe builds it and WEIGHTS (a .safetensors file, a
 // checkpoint directory or a run) fills it, as `orchestrate eval` takes them.
 ServableModel servable_of(const po::variables_map& values, const Registry& registry, std::string& described) {
+  const std::string command = "export " + values["target"].as<std::string>();
   const bool has_positional = values.count("source") > 0, has_checkpoint = values.count("checkpoint") > 0;
   if (!has_positional && !has_checkpoint)
-    throw UsageError("export serving: give what to export: a run or checkpoint directory (RUN, or --checkpoint RUN|DIR), "
+    throw UsageError(command + ": give what to export: a run or checkpoint directory (RUN, or --checkpoint RUN|DIR), "
                      "or RECIPE --checkpoint FILE.safetensors");
   if (has_positional && has_checkpoint) {
     const std::string weights = checkpoint_of(values["checkpoint"].as<std::string>(), values);
@@ -67,9 +70,10 @@ ServableModel servable_of(const po::variables_map& values, const Registry& regis
   const std::string checkpoint =
       checkpoint_of(values[has_checkpoint ? "checkpoint" : "source"].as<std::string>(), values);
   if (!is_checkpoint(checkpoint))
-    throw UsageError("export serving: " + checkpoint +
+    throw UsageError(command + ": " + checkpoint +
                      " is a weights file, which does not say what model it fits; give the recipe that builds it: "
-                     "orchestrate export serving RECIPE --checkpoint " + checkpoint + " -o DIR");
+                     "orchestrate " + command + " RECIPE --checkpoint " + checkpoint + " -o " +
+                     (command == "export onnx" ? "FILE.onnx" : "DIR"));
   described = checkpoint;
   return load_servable_checkpoint(checkpoint, registry);
 }
@@ -94,6 +98,33 @@ int export_serving(const po::variables_map& values) {
             << "\n  " << exported.version_dir << "/model.pt (TorchScript: images -> logits, top-k indices, "
             << "top-k confidences)\n  " << exported.model_dir << "/config.pbtxt (Triton, pytorch_libtorch)\n"
             << "try it: orchestrate predict " << exported.model_dir << " IMAGE...\n";
+  return 0;
+}
+
+// The Python that converts to ONNX: $ORCHESTRATE_PYTHON, else python3 on PATH.
+std::string onnx_python() {
+  const char* configured = std::getenv("ORCHESTRATE_PYTHON");
+  return configured && *configured ? configured : "python3";
+}
+
+int export_onnx_file(const po::variables_map& values) {
+  if (!values.count("output"))
+    throw UsageError("export onnx: give the file to write with -o FILE.onnx (--output FILE.onnx)");
+  Registry registry;  // declared first: outlives every object its plugins create
+  load_all_plugins(registry, values);
+  std::string described;
+  ServableModel servable = servable_of(values, registry, described);
+  OnnxSettings settings;
+  settings.path = values["output"].as<std::string>();
+  settings.top_k = values["top-k"].as<std::int64_t>();
+  settings.opset = values["opset"].as<int>();
+  settings.python = onnx_python();
+  if (settings.top_k < 1) throw UsageError("export onnx: --top-k must be at least 1");
+  const OnnxExport exported = export_onnx(servable, settings);
+  std::cout << "exported " << described << " to " << exported.path << " (ONNX opset " << settings.opset
+            << ": images -> logits, topk_indices, topk_confidences)\n  checked with onnxruntime "
+            << exported.onnxruntime_version << " against the TorchScript: logits within "
+            << exported.max_logit_difference << "\n";
   return 0;
 }
 
@@ -124,7 +155,7 @@ int export_command(const std::vector<std::string>& arguments) {
     if (const auto* subcommand = find_command("export")->front_end_subcommand(arguments.front()))
       return subcommand->run({arguments.begin() + 1, arguments.end()});
   po::options_description options("export options");
-  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, tensorboard, mlflow")(
+  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, onnx, tensorboard, mlflow")(
       "source", po::value<std::string>(),
       "serving: a run id or name or a checkpoint directory; or, with --checkpoint, the recipe that builds the model")(
       "checkpoint", po::value<std::string>(),
@@ -132,7 +163,8 @@ int export_command(const std::vector<std::string>& arguments) {
       "output,o", po::value<std::string>(), "serving: the model repository directory (--out works too)")(
       "name", po::value<std::string>()->default_value(""), "serving: the model's directory name (default: the run name)")(
       "top-k", po::value<std::int64_t>()->default_value(5), "serving: classes the model returns per image")(
-      "max-batch-size", po::value<std::int64_t>()->default_value(64), "serving: config.pbtxt's max_batch_size");
+      "max-batch-size", po::value<std::int64_t>()->default_value(64), "serving: config.pbtxt's max_batch_size")(
+      "opset", po::value<int>()->default_value(17), "onnx: the ONNX opset to export to");
   add_plugin_path_option(options);
   add_db_option(options);
   po::positional_options_description positional;
@@ -141,13 +173,15 @@ int export_command(const std::vector<std::string>& arguments) {
   if (!parse_options("export",
                      "serving RUN|CHECKPOINT -o DIR [options]\n"
                      "       orchestrate export serving RECIPE --checkpoint RUN|DIR|FILE.safetensors -o DIR [options]\n"
+                     "       orchestrate export onnx RUN|CHECKPOINT -o FILE.onnx (or RECIPE --checkpoint ...) [options]\n"
                      "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)\n"
                      "       orchestrate export mlflow [RUN...|--last N|--name GLOB] DIR [--experiment NAME]",
                      options, positional, arguments, values))
     return 0;
   const std::string target = values["target"].as<std::string>();
   if (target == "serving") return export_serving(values);
-  throw UsageError("export: unknown target '" + target + "' (known: serving, tensorboard, mlflow)");
+  if (target == "onnx") return export_onnx_file(values);
+  throw UsageError("export: unknown target '" + target + "' (known: serving, onnx, tensorboard, mlflow)");
 }
 
 int predict_command(const std::vector<std::string>& arguments) {

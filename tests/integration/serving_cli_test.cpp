@@ -181,6 +181,49 @@ TEST_F(ServingCli, ABareSafetensorsFileExportsWithTheRecipeThatBuildsItsModel) {
   }
 }
 
+// export onnx: the same model as an ONNX file that onnxruntime runs to the
+// TorchScript's outputs, self-describing (labels and preprocessing in its
+// metadata); converted by the project's Python (torch.onnx), as a user's
+// $ORCHESTRATE_PYTHON would.
+TEST_F(ServingCli, ExportOnnxRunsInOnnxruntimeAsTheTorchScriptDoes) {
+  setenv("ORCHESTRATE_PYTHON", ORCHESTRATE_PYTHON, /*overwrite=*/1);
+  const std::string onnx = dir_->file("onnx/fashion.onnx");
+  const auto exported = run_orchestrate("export onnx 1 --db " + db() + " -o " + onnx + " --top-k 3");
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_NE(exported.output.find("checked with onnxruntime"), std::string::npos) << exported.output;
+  const std::string checked = run_python(R"PY(
+import json, numpy as np, onnx, onnxruntime, torch
+model = onnx.load(")PY" + onnx + R"PY(")
+meta = {p.key: p.value for p in model.metadata_props}
+labels = json.loads(meta["orchestrate.labels"])
+assert labels == open(")PY" + (model_dir() / "labels.txt").string() + R"PY(").read().splitlines()[:10], labels
+assert json.loads(meta["orchestrate.preprocessing"])["height"] == 28, meta
+session = onnxruntime.InferenceSession(")PY" + onnx + R"PY(", providers=["CPUExecutionProvider"])
+assert [i.name for i in session.get_inputs()] == ["images"]
+assert [o.name for o in session.get_outputs()] == ["logits", "topk_indices", "topk_confidences"]
+scripted = torch.jit.load(")PY" + (model_dir() / "1" / "model.pt").string() + R"PY(").eval()
+images = torch.rand(7, 1, 28, 28, generator=torch.Generator().manual_seed(3))
+logits, top, confidences = session.run(None, {"images": images.numpy()})
+with torch.no_grad():
+    expected = scripted(images)
+assert np.abs(logits - expected[0].numpy()).max() < 1e-4, np.abs(logits - expected[0].numpy()).max()
+assert (top == expected[1].numpy()).all(), (top, expected[1])
+assert np.abs(confidences - expected[2].numpy()).max() < 1e-5
+print("ok", float(np.abs(logits - expected[0].numpy()).max()))
+)PY");
+  EXPECT_EQ(checked.rfind("ok ", 0), 0u) << checked;
+
+  // A Python without torch (no site-packages at all) is one line naming what to install.
+  const std::string bare_python = dir_->write("bare_python", "#!/bin/sh\nexec python3 -S \"$@\"\n");
+  fs::permissions(bare_python, fs::perms::owner_exec, fs::perm_options::add);
+  setenv("ORCHESTRATE_PYTHON", bare_python.c_str(), 1);
+  const auto no_torch = run_orchestrate("export onnx 1 --db " + db() + " -o " + dir_->file("onnx/other.onnx"));
+  unsetenv("ORCHESTRATE_PYTHON");
+  EXPECT_EQ(no_torch.exit_code, 1) << no_torch.output;
+  EXPECT_NE(no_torch.output.find("pip install onnx==1.23.2 onnxruntime==1.32.0"), std::string::npos) << no_torch.output;
+  EXPECT_FALSE(fs::exists(dir_->file("onnx/other.onnx")));
+}
+
 TEST_F(ServingCli, BadInputGetsOneLineAndTheExitCode) {
   const std::string corrupt = dir_->write("broken.jpg", std::string("\xFF\xD8\xFF\xE0 truncated", 14));
   const auto bad_image = run_orchestrate("predict " + model_dir().string() + " " + corrupt);
@@ -195,9 +238,10 @@ TEST_F(ServingCli, BadInputGetsOneLineAndTheExitCode) {
   const auto no_out = run_orchestrate("export serving 1 --db " + db());
   EXPECT_EQ(no_out.exit_code, 2) << no_out.output;
   EXPECT_NE(no_out.output.find("-o DIR (--output DIR)"), std::string::npos) << no_out.output;
-  const auto unknown = run_orchestrate("export onnx 1 --db " + db());
+  const auto unknown = run_orchestrate("export keras 1 --db " + db());
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
-  EXPECT_NE(unknown.output.find("unknown target 'onnx' (known: serving, tensorboard, mlflow)"), std::string::npos) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown target 'keras' (known: serving, onnx, tensorboard, mlflow)"), std::string::npos)
+      << unknown.output;
 }
 
 }  // namespace

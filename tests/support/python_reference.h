@@ -22,7 +22,7 @@
 namespace orchestrate::testing {
 
 inline const char* kPythonSetupHint =
-    "run scripts/setup (it installs torch, numpy, safetensors, torchvision, timm, tritonclient, tensorboard, tfrecord, jsonschema and mlflow into the project's venv and configures the build with it)";
+    "run scripts/setup (it installs torch, numpy, safetensors, torchvision, timm, tritonclient, tensorboard, tfrecord, jsonschema, mlflow, onnx and onnxruntime into the project's venv and configures the build with it)";
 
 // Runs `script` with the project's Python; throws std::runtime_error with the
 // script's stderr when it fails.
