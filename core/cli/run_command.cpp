@@ -31,6 +31,7 @@
 #include "smoke_overrides.h"
 #include "tag_argument.h"
 #include "trainer.h"
+#include "live_run_events.h"
 
 namespace orchestrate::cli {
 
@@ -71,6 +72,32 @@ void print_outcome_json(const TrainOutcome& outcome, const Recipe& recipe, const
                                  {"db", store.path()},
                                  {"final_metrics", metrics}};
   std::cout << object.dump(2) << "\n";
+}
+
+// [log] tensorboard: the leader's store tells a live event writer every row
+// and metric it records (live_run_events.h). A write that fails later (a
+// full disk) costs the live view, never the run: one warning, then no more.
+void follow_in_tensorboard(RunStore& store, const Recipe& recipe, const std::string& directory,
+                           std::shared_ptr<tensorboard::LiveRunEvents>& events) {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  events = std::make_shared<tensorboard::LiveRunEvents>(directory, recipe.run_name(), host);
+  auto failed = std::make_shared<bool>(false);
+  const auto guarded = [events, failed](auto&& write) {
+    if (*failed) return;
+    try {
+      write();
+    } catch (const std::exception& error) {
+      *failed = true;
+      std::cerr << "warning: [log] tensorboard: " << error.what() << "; the live events stop here (the run goes on)\n";
+    }
+  };
+  store.observe({[events, guarded](std::int64_t run_id, const StepTiming& row) {
+                   guarded([&] { events->step(run_id, row); });
+                 },
+                 [events, guarded](std::int64_t run_id, std::int64_t step, const MetricValues& values) {
+                   guarded([&] { events->metrics(run_id, step, values); });
+                 }});
 }
 
 // `orchestrate run ARGUMENTS` as a shell would take it back: an argument
@@ -216,7 +243,17 @@ int run_command(const std::vector<std::string>& arguments) {
   // Joined before the store is touched: a rendezvous that fails leaves no run row.
   const std::unique_ptr<Collective> collective = join_job(recipe);
   const bool leader = !collective || collective->rank() == 0;
+  // A live TensorBoard directory that cannot be made is a usage error before any run row.
+  if (leader && !settings.tensorboard.empty()) {
+    std::error_code error;
+    std::filesystem::create_directories(settings.tensorboard, error);
+    if (error)
+      throw UsageError("[log] tensorboard = \"" + settings.tensorboard + "\": cannot make it (" + error.message() +
+                       "); give a directory you can write");
+  }
   RunStore store(db_path(values, recipe.table("log").core.string("db")));
+  std::shared_ptr<tensorboard::LiveRunEvents> live_events;
+  if (leader && !settings.tensorboard.empty()) follow_in_tensorboard(store, recipe, settings.tensorboard, live_events);
   if (values.count("rerun-of"))
     invocation.source_run_id = find_run_or_throw(store, values["rerun-of"].as<std::string>()).id;
   store.set_invocation(std::move(invocation));

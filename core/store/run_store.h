@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,6 +107,15 @@ class RunStore {
   using MetricValues = orchestrate::MetricValues;
   void record_metrics(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const MetricValues& values);
   void record_event(std::int64_t run_id, const std::string& kind, const std::string& message);
+  // Called, on the recording thread, with every step row and metric this
+  // store is given, as it is given (before it is written): what a live view
+  // of the run (a TensorBoard event file) follows. One observer; an empty
+  // function is none.
+  struct RecordObserver {
+    std::function<void(std::int64_t run_id, const StepTiming& timing)> step;
+    std::function<void(std::int64_t run_id, std::int64_t step, const MetricValues& values)> metrics;
+  };
+  void observe(RecordObserver observer);
   void record_checkpoint(const CheckpointRecord& checkpoint);
   // Deletes the record of a checkpoint file that was pruned; none is fine.
   void forget_checkpoint(std::int64_t run_id, const std::string& path);

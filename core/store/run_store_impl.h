@@ -63,6 +63,7 @@ inline constexpr const char* kSummaryColumns =
 // thread.
 struct RunStore::Impl {
   Impl(const std::string& file_path, StoreAccess access);
+  RunStore::RecordObserver observer;  // observe()
   ~Impl();  // stops the background thread, then writes what is buffered
 
   // Runs `work` holding db_mutex, turning SQLite failures into Errors that

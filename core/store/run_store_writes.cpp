@@ -298,14 +298,18 @@ void RunStore::record_step(std::int64_t run_id, const StepTiming& timing) {
   Impl& s = *impl_;
   const RecordCallClock::Timed timed(s.record_clock);
   if (s.record_clock.discards()) return;
+  if (s.observer.step) s.observer.step(run_id, timing);
   if (s.buffer_step(run_id, timing)) s.write_full_batch();
 }
+
+void RunStore::observe(RecordObserver observer) { impl_->observer = std::move(observer); }
 
 void RunStore::record_metric(std::int64_t run_id, std::int64_t step, std::int64_t epoch, const std::string& name,
                              double value) {
   Impl& s = *impl_;
   const RecordCallClock::Timed timed(s.record_clock);
   if (s.record_clock.discards()) return;
+  if (s.observer.metrics) s.observer.metrics(run_id, step, {{name, value}});
   s.buffer(PendingMetric{run_id, step, epoch, name, value, utc_now_iso()});
   s.write_now("recording metric '" + name + "' of run " + std::to_string(run_id));
 }
@@ -315,6 +319,7 @@ void RunStore::record_metrics(std::int64_t run_id, std::int64_t step, std::int64
   Impl& s = *impl_;
   const RecordCallClock::Timed timed(s.record_clock);
   if (s.record_clock.discards()) return;
+  if (s.observer.metrics) s.observer.metrics(run_id, step, values);
   const std::string now = utc_now_iso();
   for (const auto& [name, value] : values) s.buffer(PendingMetric{run_id, step, epoch, name, value, now});
   if (s.background_flush.running()) {

@@ -24,6 +24,9 @@ class EventFileWriter {
   // since 1970 UTC). TensorBoard stores simple values as 32-bit floats.
   void add_scalar(const std::string& tag, std::int64_t step, double wall_time, double value);
 
+  // Hands the events written so far to the system, so a TensorBoard reading
+  // the file now sees them; throws DataError if a write failed.
+  void flush() { records_.flush(); }
   // Flushes and closes; throws DataError if any write failed.
   void close();
 

@@ -54,6 +54,11 @@ std::uint64_t TfRecordWriter::write(std::string_view data) {
   return start;
 }
 
+void TfRecordWriter::flush() {
+  if (file_ && (std::fflush(file_) != 0 || std::ferror(file_) != 0))
+    throw DataError(system_error(path_, "write failed"));
+}
+
 void TfRecordWriter::close() {
   if (!file_) return;
   const bool failed = std::ferror(file_) != 0;

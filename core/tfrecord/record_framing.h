@@ -31,6 +31,9 @@ class TfRecordWriter {
 
   // Appends one record; returns the byte offset it starts at.
   std::uint64_t write(std::string_view data);
+  // Hands what was written to the system (a reader sees it); throws
+  // DataError if a write failed.
+  void flush();
   // Flushes and closes; throws DataError if any write failed.
   void close();
 

@@ -252,6 +252,10 @@ const SettingsTable<Settings>& log_keys() {
               .greater_than(0)
               .at_most(86400),
           FIELD(flush_seconds));
+    t.key(string_param("tensorboard", "",
+                       "write TensorBoard event files while the run trains, in DIR/<id>-<name> (every metric, the "
+                       "learning rate, images/s and the step-time shares at each log point); empty: none"),
+          FIELD(tensorboard));
     return t;
   }();
   return table;

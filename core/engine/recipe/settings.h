@@ -158,6 +158,7 @@ struct Settings {
   std::string db;
   std::string progress{};
   double flush_seconds{};  // step rows reach the store at least this often
+  std::string tensorboard;  // [log] tensorboard: live event files under this directory; "" none
 };
 
 // The typed settings of a recipe, read once when load_recipe() validated it.
