@@ -54,7 +54,9 @@ int export_tensorboard_command(const std::vector<std::string>& arguments) {
   return export_runs(
       "export tensorboard", arguments, options,
       [](const RunStore& store, const RunSummary& run, const std::string& directory, const po::variables_map&) {
-        const auto exported = tensorboard::export_run(run, read_metric_history(store.path(), run.id), directory);
+        const auto exported = tensorboard::export_run(run, read_metric_history(store.path(), run.id),
+                                                      store.step_timings(run.id), store.run_details(run).record.params,
+                                                      directory);
         return std::to_string(exported.scalars) + " scalars in " + exported.event_file;
       },
       [](const std::string& directory) { return "view them with: tensorboard --logdir " + directory; });

@@ -81,7 +81,7 @@ void follow_in_tensorboard(RunStore& store, const Recipe& recipe, const std::str
                            std::shared_ptr<tensorboard::LiveRunEvents>& events) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
-  events = std::make_shared<tensorboard::LiveRunEvents>(directory, recipe.run_name(), host);
+  events = std::make_shared<tensorboard::LiveRunEvents>(directory, recipe.run_name(), host, recipe.flattened());
   auto failed = std::make_shared<bool>(false);
   const auto guarded = [events, failed](auto&& write) {
     if (*failed) return;

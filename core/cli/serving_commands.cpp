@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -78,27 +79,39 @@ ServableModel servable_of(const po::variables_map& values, const Registry& regis
   return load_servable_checkpoint(checkpoint, registry);
 }
 
-int export_serving(const po::variables_map& values) {
+// What export serving and export onnx share: -o given, the plugins loaded,
+// the model built with its weights; then `write` does the export. (The
+// registry outlives the model, which its plugins made.)
+int with_servable(const po::variables_map& values, const std::string& output_hint,
+                  const std::function<int(ServableModel&, const std::string& described)>& write) {
+  const std::string command = "export " + values["target"].as<std::string>();
   if (!values.count("output"))
-    throw UsageError("export serving: give the model repository to write with -o DIR (--output DIR)");
+    throw UsageError(command + ": give the " + output_hint + " to write with -o " +
+                     (command == "export onnx" ? "FILE.onnx (--output FILE.onnx)" : "DIR (--output DIR)"));
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
   std::string described;
   ServableModel servable = servable_of(values, registry, described);
-  ExportSettings settings;
-  settings.dir = values["output"].as<std::string>();
-  settings.name = values["name"].as<std::string>();
-  settings.top_k = values["top-k"].as<std::int64_t>();
-  settings.max_batch_size = values["max-batch-size"].as<std::int64_t>();
-  if (settings.top_k < 1 || settings.max_batch_size < 1)
-    throw UsageError("export serving: --top-k and --max-batch-size must be at least 1");
-  const ExportedVersion exported = export_for_serving(servable, settings);
-  if (servable.provenance.count("run_id")) record_export_event(values, servable.provenance["run_id"], exported);
-  std::cout << "exported " << described << " as version " << exported.version << " of " << exported.model_dir
-            << "\n  " << exported.version_dir << "/model.pt (TorchScript: images -> logits, top-k indices, "
-            << "top-k confidences)\n  " << exported.model_dir << "/config.pbtxt (Triton, pytorch_libtorch)\n"
-            << "try it: orchestrate predict " << exported.model_dir << " IMAGE...\n";
-  return 0;
+  return write(servable, described);
+}
+
+int export_serving(const po::variables_map& values) {
+  return with_servable(values, "model repository", [&](ServableModel& servable, const std::string& described) {
+    ExportSettings settings;
+    settings.dir = values["output"].as<std::string>();
+    settings.name = values["name"].as<std::string>();
+    settings.top_k = values["top-k"].as<std::int64_t>();
+    settings.max_batch_size = values["max-batch-size"].as<std::int64_t>();
+    if (settings.top_k < 1 || settings.max_batch_size < 1)
+      throw UsageError("export serving: --top-k and --max-batch-size must be at least 1");
+    const ExportedVersion exported = export_for_serving(servable, settings);
+    if (servable.provenance.count("run_id")) record_export_event(values, servable.provenance["run_id"], exported);
+    std::cout << "exported " << described << " as version " << exported.version << " of " << exported.model_dir
+              << "\n  " << exported.version_dir << "/model.pt (TorchScript: images -> logits, top-k indices, "
+              << "top-k confidences)\n  " << exported.model_dir << "/config.pbtxt (Triton, pytorch_libtorch)\n"
+              << "try it: orchestrate predict " << exported.model_dir << " IMAGE...\n";
+    return 0;
+  });
 }
 
 // The Python that converts to ONNX: $ORCHESTRATE_PYTHON, else python3 on PATH.
@@ -108,24 +121,20 @@ std::string onnx_python() {
 }
 
 int export_onnx_file(const po::variables_map& values) {
-  if (!values.count("output"))
-    throw UsageError("export onnx: give the file to write with -o FILE.onnx (--output FILE.onnx)");
-  Registry registry;  // declared first: outlives every object its plugins create
-  load_all_plugins(registry, values);
-  std::string described;
-  ServableModel servable = servable_of(values, registry, described);
-  OnnxSettings settings;
-  settings.path = values["output"].as<std::string>();
-  settings.top_k = values["top-k"].as<std::int64_t>();
-  settings.opset = values["opset"].as<int>();
-  settings.python = onnx_python();
-  if (settings.top_k < 1) throw UsageError("export onnx: --top-k must be at least 1");
-  const OnnxExport exported = export_onnx(servable, settings);
-  std::cout << "exported " << described << " to " << exported.path << " (ONNX opset " << settings.opset
-            << ": images -> logits, topk_indices, topk_confidences)\n  checked with onnxruntime "
-            << exported.onnxruntime_version << " against the TorchScript: logits within "
-            << exported.max_logit_difference << "\n";
-  return 0;
+  return with_servable(values, "file", [&](ServableModel& servable, const std::string& described) {
+    OnnxSettings settings;
+    settings.path = values["output"].as<std::string>();
+    settings.top_k = values["top-k"].as<std::int64_t>();
+    settings.opset = values["opset"].as<int>();
+    settings.python = onnx_python();
+    if (settings.top_k < 1) throw UsageError("export onnx: --top-k must be at least 1");
+    const OnnxExport exported = export_onnx(servable, settings);
+    std::cout << "exported " << described << " to " << exported.path << " (ONNX opset " << settings.opset
+              << ": images -> logits, topk_indices, topk_confidences)\n  checked with onnxruntime "
+              << exported.onnxruntime_version << " against the TorchScript: logits within "
+              << exported.max_logit_difference << "\n";
+    return 0;
+  });
 }
 
 // MODEL_DIR: a version directory, or a model directory (its newest version).

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "orchestrate/tfrecord/record_framing.h"
 
@@ -23,6 +25,11 @@ class EventFileWriter {
   // One scalar summary: `tag` at `step`, recorded at `wall_time` (seconds
   // since 1970 UTC). TensorBoard stores simple values as 32-bit floats.
   void add_scalar(const std::string& tag, std::int64_t step, double wall_time, double value);
+
+  // The run's hyperparameters for TensorBoard's HPARAMS tab: the hparams
+  // plugin's session start ("_hparams_/session_start_info"), each value a
+  // number, a boolean or a string as its text reads ("0.1", "true", "adam").
+  void add_hparams(const std::vector<std::pair<std::string, std::string>>& hparams, double wall_time);
 
   // Hands the events written so far to the system, so a TensorBoard reading
   // the file now sees them; throws DataError if a write failed.

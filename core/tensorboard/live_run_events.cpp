@@ -15,27 +15,14 @@ double now_s() {
 
 }  // namespace
 
-LiveRunEvents::LiveRunEvents(std::string directory, std::string run_name, std::string host)
-    : directory_(std::move(directory)), run_name_(std::move(run_name)), host_(std::move(host)) {}
+RunEvents::RunEvents(const std::string& event_file, double wall_time) : events_(event_file, wall_time) {}
 
-EventFileWriter& LiveRunEvents::writer_for(std::int64_t run_id) {
-  if (writer_) return *writer_;
-  RunSummary run;
-  run.id = run_id;
-  run.name = run_name_;
-  const std::filesystem::path run_directory = std::filesystem::path(directory_) / run_directory_name(run);
-  std::error_code error;
-  std::filesystem::create_directories(run_directory, error);
-  if (error)
-    throw Error("[log] tensorboard: cannot make " + run_directory.string() + ": " + error.message());
-  // A resumed run gets a file of its own beside the first: TensorBoard reads both.
-  const double started = now_s();
-  event_file_ = (run_directory / event_file_name(started, host_)).string();
-  writer_ = std::make_unique<EventFileWriter>(event_file_, started);
-  return *writer_;
+void RunEvents::add(const std::string& tag, std::int64_t step, double wall_time, double value) {
+  events_.add_scalar(tag, step, wall_time, value);
+  ++scalars_;
 }
 
-void LiveRunEvents::step(std::int64_t, const StepTiming& row) {
+void RunEvents::step(const StepTiming& row) {
   if (row.rank != 0) return;
   ++rows_;
   images_ += row.images;
@@ -47,25 +34,54 @@ void LiveRunEvents::step(std::int64_t, const StepTiming& row) {
   learning_rate_ = row.learning_rate;
 }
 
-void LiveRunEvents::metrics(std::int64_t run_id, std::int64_t step, const MetricValues& values) {
-  EventFileWriter& events = writer_for(run_id);
-  const double now = now_s();
+void RunEvents::metrics(std::int64_t step, const MetricValues& values, double wall_time) {
   bool log_point = false;
   for (const auto& [name, value] : values) {
-    events.add_scalar(name, step, now, value);
+    add(name, step, wall_time, value);
     log_point = log_point || name == "train/loss";
   }
-  if (log_point && rows_ > 0 && total_s_ > 0) {
-    events.add_scalar("train/learning_rate", step, now, learning_rate_);
-    events.add_scalar("perf/images_per_s", step, now, static_cast<double>(images_) / total_s_);
-    events.add_scalar("perf/step_s", step, now, total_s_ / static_cast<double>(rows_));
-    events.add_scalar("perf/data_wait_share", step, now, data_wait_s_ / total_s_);
-    events.add_scalar("perf/compute_share", step, now, compute_s_ / total_s_);
-    events.add_scalar("perf/sync_share", step, now, sync_s_ / total_s_);
-    events.add_scalar("perf/optimizer_share", step, now, optimizer_s_ / total_s_);
-    rows_ = images_ = 0;
-    total_s_ = data_wait_s_ = compute_s_ = sync_s_ = optimizer_s_ = 0;
-  }
+  if (!log_point || rows_ == 0 || total_s_ <= 0) return;
+  add("train/learning_rate", step, wall_time, learning_rate_);
+  add("perf/images_per_s", step, wall_time, static_cast<double>(images_) / total_s_);
+  add("perf/step_s", step, wall_time, total_s_ / static_cast<double>(rows_));
+  add("perf/data_wait_share", step, wall_time, data_wait_s_ / total_s_);
+  add("perf/compute_share", step, wall_time, compute_s_ / total_s_);
+  add("perf/sync_share", step, wall_time, sync_s_ / total_s_);
+  add("perf/optimizer_share", step, wall_time, optimizer_s_ / total_s_);
+  rows_ = images_ = 0;
+  total_s_ = data_wait_s_ = compute_s_ = sync_s_ = optimizer_s_ = 0;
+}
+
+LiveRunEvents::LiveRunEvents(std::string directory, std::string run_name, std::string host,
+                             std::vector<std::pair<std::string, std::string>> params)
+    : directory_(std::move(directory)), run_name_(std::move(run_name)), host_(std::move(host)), params_(std::move(params)) {}
+
+RunEvents& LiveRunEvents::events_for(std::int64_t run_id) {
+  if (events_) return *events_;
+  RunSummary run;
+  run.id = run_id;
+  run.name = run_name_;
+  const std::filesystem::path run_directory = std::filesystem::path(directory_) / run_directory_name(run);
+  std::error_code error;
+  std::filesystem::create_directories(run_directory, error);
+  if (error) throw Error("[log] tensorboard: cannot make " + run_directory.string() + ": " + error.message());
+  // A resumed run gets a file of its own beside the first: TensorBoard reads both.
+  const double started = now_s();
+  events_ = std::make_unique<RunEvents>((run_directory / event_file_name(started, host_)).string(), started);
+  events_->hparams(params_, started);
+  for (const StepTiming& row : early_rows_) events_->step(row);
+  early_rows_.clear();
+  return *events_;
+}
+
+void LiveRunEvents::step(std::int64_t, const StepTiming& row) {
+  if (events_) events_->step(row);
+  else early_rows_.push_back(row);
+}
+
+void LiveRunEvents::metrics(std::int64_t run_id, std::int64_t step, const MetricValues& values) {
+  RunEvents& events = events_for(run_id);
+  events.metrics(step, values, now_s());
   events.flush();
 }
 

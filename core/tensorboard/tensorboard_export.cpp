@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "event_file_writer.h"
+#include "live_run_events.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate::tensorboard {
@@ -36,7 +37,8 @@ std::string run_directory_name(const RunSummary& run) {
   return std::to_string(run.id) + "-" + safe_for_file_name(run.name);
 }
 
-ExportedRun export_run(const RunSummary& run, const MetricHistory& history, const std::string& directory) {
+ExportedRun export_run(const RunSummary& run, const MetricHistory& history, const std::vector<StepTiming>& rows,
+                       const std::vector<std::pair<std::string, std::string>>& params, const std::string& directory) {
   const fs::path run_directory = fs::path(directory) / run_directory_name(run);
   std::error_code error;
   fs::create_directories(run_directory, error);
@@ -57,10 +59,23 @@ ExportedRun export_run(const RunSummary& run, const MetricHistory& history, cons
     return a.second->step != b.second->step ? a.second->step < b.second->step
                                             : a.second->wall_time < b.second->wall_time;
   });
-  EventFileWriter events(exported.event_file, started);
-  for (const auto& [name, point] : in_order) events.add_scalar(*name, point->step, point->wall_time, point->value);
+  // Replayed as the run recorded them (live_run_events.h): the rows up to
+  // each metric batch first, so the log points get the same learning rate,
+  // images/s and phase shares a live file got.
+  RunEvents events(exported.event_file, started);
+  events.hparams(params, started);
+  std::size_t next_row = 0;
+  for (std::size_t i = 0; i < in_order.size();) {
+    const std::int64_t step = in_order[i].second->step;
+    const double wall_time = in_order[i].second->wall_time;
+    MetricValues batch;
+    for (; i < in_order.size() && in_order[i].second->step == step && in_order[i].second->wall_time == wall_time; ++i)
+      batch.emplace_back(*in_order[i].first, in_order[i].second->value);
+    for (; next_row < rows.size() && rows[next_row].step <= step; ++next_row) events.step(rows[next_row]);
+    events.metrics(step, batch, wall_time);
+  }
   events.close();
-  exported.scalars = in_order.size();
+  exported.scalars = events.scalars();
   return exported;
 }
 

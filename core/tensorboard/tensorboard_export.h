@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "metric_history.h"
 #include "run_store.h"
@@ -20,10 +21,14 @@ struct ExportedRun {
 };
 
 // Writes `history` (every value of every metric, at its step and with the
-// wall time it was recorded) into one event file in `directory`/run_directory_name(run),
+// wall time it was recorded) and, from `rows` (the job's step rows, by step),
+// the learning rate, images/s and phase shares at each log point, as a live
+// file has them (live_run_events.h), and `params` (the resolved recipe,
+// flattened) as hparams, into one event file in `directory`/run_directory_name(run),
 // made if missing. The file's name comes from the run (its first record's
 // time and its host), so exporting a run again replaces its file rather
 // than adding a second one that TensorBoard would read twice.
-ExportedRun export_run(const RunSummary& run, const MetricHistory& history, const std::string& directory);
+ExportedRun export_run(const RunSummary& run, const MetricHistory& history, const std::vector<StepTiming>& rows,
+                       const std::vector<std::pair<std::string, std::string>>& params, const std::string& directory);
 
 }  // namespace orchestrate::tensorboard

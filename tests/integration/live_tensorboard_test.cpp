@@ -67,7 +67,13 @@ for step, value in stored:
     assert step in logged and abs(logged[step] - value) <= 1e-6 * max(1, abs(value)), (step, value, logged)
 rates = [e.value for e in events.Scalars("train/learning_rate")]
 assert rates == sorted(rates, reverse=True) and rates[0] > rates[-1], rates  # the cosine schedule, falling
-print("ok", len(stored), sorted(tags))
+# The resolved recipe as the hparams plugin's session start, in its own message.
+from tensorboard.plugins.hparams import plugin_data_pb2
+metadata = events.SummaryMetadata("_hparams_/session_start_info")
+assert metadata.plugin_data.plugin_name == "hparams", metadata
+hparams = plugin_data_pb2.HParamsPluginData.FromString(metadata.plugin_data.content).session_start_info.hparams
+assert hparams["optimizer.lr"].number_value == 0.05 and hparams["model.plugin"].string_value == "convnet", hparams
+print("ok", len(stored), [round(e.value, 3) for e in events.Scalars("perf/images_per_s")], sorted(tags))
 )PY");
 }
 
@@ -81,6 +87,10 @@ TEST(LiveTensorboard, TensorboardReadsTheRunsCurvesAsTheStoreHasThem) {
   EXPECT_EQ(checked.rfind("ok ", 0), 0u) << checked;
   EXPECT_NE(checked.find("eval/top1"), std::string::npos) << checked;
   EXPECT_TRUE(fs::is_directory(fs::path(tb) / "1-live"));
+  // export tensorboard replays the store into the same tags and values.
+  const std::string exported_dir = dir.file("exported");
+  ASSERT_EQ(run_orchestrate("export tensorboard 1 " + exported_dir + " --db " + db).exit_code, 0);
+  EXPECT_EQ(read_back(exported_dir, db), checked);
 }
 
 TEST(LiveTensorboard, AKilledRunLeavesWhatItHadLogged) {
