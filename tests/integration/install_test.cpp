@@ -89,14 +89,18 @@ TEST_F(RelocatedInstall, TrainsAndListsTheRun) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const auto runs = run_shell(orchestrate("runs --db " + db + " --format csv"));
   ASSERT_EQ(runs.exit_code, 0) << runs.output;
-  EXPECT_NE(runs.output.find(",relocated,finished,"), std::string::npos) << runs.output;
+  EXPECT_NE(runs.output.find(",relocated,train,,finished,"), std::string::npos) << runs.output;
 }
 
 // The shipped recipes travel with the prefix: listed, and run by name.
 TEST_F(RelocatedInstall, InstallsTheDocumentationTheReadmeLinksTo) {
   const auto docs = prefix() / "share" / "doc" / "orchestrate";
-  for (const char* page : {"getting-started.md", "cli.md", "reports.md", "design.md", "CHANGELOG.md", "LICENSE"})
+  for (const char* page : {"getting-started.md", "cli.md", "reports.md", "design.md", "CHANGELOG.md", "LICENSE",
+                           "schemas/runs.schema.json", "schemas/report-throughput.schema.json"})
     EXPECT_TRUE(std::filesystem::is_regular_file(docs / page)) << (docs / page);
+  // The man page and the bash completion, where man and bash-completion look under a prefix.
+  EXPECT_TRUE(std::filesystem::is_regular_file(prefix() / "share" / "man" / "man1" / "orchestrate.1"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(prefix() / "share" / "bash-completion" / "completions" / "orchestrate"));
 }
 
 TEST_F(RelocatedInstall, ListsTheShippedRecipesAndRunsOneByName) {
