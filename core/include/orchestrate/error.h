@@ -9,7 +9,7 @@
 
 namespace orchestrate {
 
-// Exit codes, documented in the README.
+// Exit codes, documented in share/doc/cli.md (and the README, the man page).
 enum class ExitCode : int {
   ok = 0,
   runtime_failure = 1,  // training, data or I/O failed at run time

@@ -1,5 +1,5 @@
 // Every limit orchestrate puts on input it did not make, declared once.
-// README "Limits and hostile input" lists each with its key and default; a
+// share/doc/limits.md lists each with its key and default; a
 // limit a user may need to move has a recipe key, whose default is this value.
 #pragma once
 
