@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "orchestrate/error.h"
+#include "orchestrate/shell_word.h"
 #include "options.h"
 #include "plugin_skeleton.h"
 
@@ -31,16 +32,6 @@ std::string install_prefix() {
   auto prefix = (executable.parent_path() / ORCHESTRATE_PREFIX_FROM_ENGINE).lexically_normal();
   if (!prefix.has_filename()) prefix = prefix.parent_path();  // "/usr/local/", normalised from "bin/../.."
   return prefix.string();
-}
-
-// Quoted for a POSIX shell when it holds anything but plain path characters.
-std::string shell_word(const std::string& word) {
-  if (word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+") ==
-      std::string::npos)
-    return word;
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 }  // namespace

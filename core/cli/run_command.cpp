@@ -20,6 +20,7 @@
 #include "options.h"
 #include "plugin_options.h"
 #include "orchestrate/error.h"
+#include "orchestrate/shell_word.h"
 #include "recipe.h"
 #include "reports.h"
 #include "resume.h"
@@ -104,17 +105,7 @@ void follow_in_tensorboard(RunStore& store, const Recipe& recipe, const std::str
 // with anything but safe characters in single quotes.
 std::string command_line_of(const std::vector<std::string>& arguments) {
   std::string line = "orchestrate run";
-  for (const std::string& argument : arguments) {
-    const bool safe = !argument.empty() && argument.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                                      "0123456789_./=:,+@%-") == std::string::npos;
-    if (safe) {
-      line += " " + argument;
-      continue;
-    }
-    line += " '";
-    for (char ch : argument) line += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-    line += "'";
-  }
+  for (const std::string& argument : arguments) line += " " + shell_word(argument);
   return line;
 }
 

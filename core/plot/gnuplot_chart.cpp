@@ -1,8 +1,5 @@
 #include "gnuplot_chart.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,8 +14,9 @@
 #include <sstream>
 
 #include "orchestrate/error.h"
+#include "orchestrate/run_program.h"
+#include "orchestrate/temporary_directory.h"
 
-extern char** environ;
 
 namespace orchestrate::plot {
 namespace {
@@ -99,49 +97,6 @@ void write_text(const fs::path& path, const std::string& text) {
   out << text;
   out.close();
   if (!out) throw Error("plot: cannot write " + path.string() + " (is the temporary directory full?)");
-}
-
-// A directory under the system's temporary directory, removed with the object.
-class TemporaryDirectory {
- public:
-  TemporaryDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "orchestrate-plot-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-      throw Error("plot: cannot make a temporary directory in " + fs::temp_directory_path().string() + ": " +
-                  std::strerror(errno) + " (set TMPDIR to a writable directory)");
-    path_ = pattern;
-  }
-  ~TemporaryDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TemporaryDirectory(const TemporaryDirectory&) = delete;
-  TemporaryDirectory& operator=(const TemporaryDirectory&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-// Runs `program arguments...` with stdout and stderr into `log`; its exit status (-1: it could not start).
-int run_program(const std::string& program, const std::vector<std::string>& arguments, const fs::path& log) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<std::string> words{program};
-  words.insert(words.end(), arguments.begin(), arguments.end());
-  std::vector<char*> argv;
-  for (auto& word : words) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int started = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (started != 0) return -1;
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string first_line_of_file(const fs::path& path) {
@@ -254,7 +209,7 @@ void draw_chart(const Chart& chart, const std::string& path) {
     throw UsageError("plot: -o " + path + ": directory " + target.parent_path().string() + " does not exist");
   const std::string gnuplot = find_gnuplot();
 
-  TemporaryDirectory dir;
+  TemporaryDirectory dir("plot");
   for (std::size_t p = 0; p < chart.panels.size(); ++p) {
     for (std::size_t c = 0; c < chart.panels[p].curves.size(); ++c) {
       const Curve& curve = chart.panels[p].curves[c];

@@ -69,15 +69,10 @@ RunEvents& LiveRunEvents::events_for(std::int64_t run_id) {
   const double started = now_s();
   events_ = std::make_unique<RunEvents>((run_directory / event_file_name(started, host_)).string(), started);
   events_->hparams(params_, started);
-  for (const StepTiming& row : early_rows_) events_->step(row);
-  early_rows_.clear();
   return *events_;
 }
 
-void LiveRunEvents::step(std::int64_t, const StepTiming& row) {
-  if (events_) events_->step(row);
-  else early_rows_.push_back(row);
-}
+void LiveRunEvents::step(std::int64_t run_id, const StepTiming& row) { events_for(run_id).step(row); }
 
 void LiveRunEvents::metrics(std::int64_t run_id, std::int64_t step, const MetricValues& values) {
   RunEvents& events = events_for(run_id);

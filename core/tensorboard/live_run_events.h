@@ -8,7 +8,8 @@
 // RunEvents writes them to one event file. LiveRunEvents is [log]
 // tensorboard = "DIR": fed by the run store's observer (RunStore::observe)
 // as the run records, it opens its file in DIR/<id>-<name> (the directory
-// `export tensorboard` uses) when the run's id is known and flushes at every
+// `export tensorboard` uses) at the first row or metric (each names the run)
+// and flushes at every
 // metric batch, so `tensorboard --logdir DIR` follows the run.
 // `export tensorboard` replays a stored run through RunEvents
 // (tensorboard_export.h), so the two write the same tags.
@@ -64,7 +65,6 @@ class LiveRunEvents {
   std::string directory_, run_name_, host_;
   std::vector<std::pair<std::string, std::string>> params_;
   std::unique_ptr<RunEvents> events_;
-  std::vector<StepTiming> early_rows_;  // rows before the file is open (none, in practice)
 };
 
 }  // namespace orchestrate::tensorboard

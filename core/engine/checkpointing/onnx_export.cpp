@@ -1,6 +1,5 @@
 #include "onnx_export.h"
 
-#include <sys/wait.h>
 #include <torch/version.h>
 
 #include <cstdlib>
@@ -11,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrate/error.h"
+#include "orchestrate/run_program.h"
+#include "orchestrate/temporary_directory.h"
 #include "serving_module.h"
 
 namespace orchestrate {
@@ -83,12 +84,6 @@ if not difference <= 1e-4 * max(1.0, float(abs(expected).max())):
 print(f"ok {difference!r} {onnxruntime.__version__} {torch.__version__}")
 )PY";
 
-std::string shell_quoted(const std::string& text) {
-  std::string quoted = "'";
-  for (char ch : text) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return quoted + "'";
-}
-
 std::string read_all(const fs::path& path) {
   std::ifstream in(path);
   std::ostringstream text;
@@ -102,21 +97,6 @@ std::string last_line(std::string text) {
   return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
-// A scratch directory, removed with everything in it when done.
-struct ScratchDirectory {
-  fs::path path;
-  ScratchDirectory() {
-    std::string pattern = (fs::temp_directory_path() / "orchestrate-onnx-XXXXXX").string();
-    if (!mkdtemp(pattern.data())) throw Error("export onnx: cannot make a scratch directory in " +
-                                              fs::temp_directory_path().string() + " (set TMPDIR to one you can write)");
-    path = pattern;
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
 }  // namespace
 
 OnnxExport export_onnx(ServableModel& servable, const OnnxSettings& settings) {
@@ -124,8 +104,8 @@ OnnxExport export_onnx(ServableModel& servable, const OnnxSettings& settings) {
     throw UsageError("export onnx: -o " + settings.path + ": give the file to write, ending in .onnx");
   const ModelInput& in = servable.input;
   torch::jit::Module module = trace_serving_module(*servable.model, in.channels, in.height, in.width, settings.top_k);
-  ScratchDirectory scratch;
-  module.save((scratch.path / "model.pt").string());
+  const TemporaryDirectory scratch("export onnx");
+  module.save((scratch.path() / "model.pt").string());
 
   nlohmann::json preprocessing = {{"channels", in.channels},
                                   {"height", in.height},
@@ -147,29 +127,29 @@ OnnxExport export_onnx(ServableModel& servable, const OnnxSettings& settings) {
                           {{"orchestrate.labels", nlohmann::json(labels).dump()},
                            {"orchestrate.preprocessing", preprocessing.dump()},
                            {"orchestrate.provenance", nlohmann::json(servable.provenance).dump()}}}};
-  std::ofstream(scratch.path / "meta.json") << meta.dump();
+  std::ofstream(scratch.path() / "meta.json") << meta.dump();
   std::string converter = kConverter;
   const std::string placeholder = "{{torch_version}}";
   converter.replace(converter.find(placeholder), placeholder.size(), TORCH_VERSION);
-  std::ofstream(scratch.path / "to_onnx.py") << converter;
+  std::ofstream(scratch.path() / "to_onnx.py") << converter;
 
   const fs::path target = fs::absolute(settings.path);
   std::error_code ignored;
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ignored);
-  const fs::path log = scratch.path / "log.txt";
-  const std::string command = shell_quoted(settings.python) + " " + shell_quoted((scratch.path / "to_onnx.py").string()) +
-                              " " + shell_quoted((scratch.path / "model.pt").string()) + " " +
-                              shell_quoted((scratch.path / "meta.json").string()) + " " +
-                              shell_quoted((scratch.path / "model.onnx").string()) + " " +
-                              std::to_string(settings.opset) + " > " + shell_quoted(log.string()) + " 2>&1";
-  const int status = std::system(command.c_str());
+  const fs::path log = scratch.path() / "log.txt";
+  const int status = run_program(settings.python,
+                                 {(scratch.path() / "to_onnx.py").string(), (scratch.path() / "model.pt").string(),
+                                  (scratch.path() / "meta.json").string(), (scratch.path() / "model.onnx").string(),
+                                  std::to_string(settings.opset)},
+                                 log);
   const std::string said = last_line(read_all(log));
   if (status != 0 || said.rfind("ok ", 0) != 0) {
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    if (code == 127) throw Error("export onnx: no " + settings.python + " to convert with (set $ORCHESTRATE_PYTHON to a Python with torch " + TORCH_VERSION + ", onnx and onnxruntime)");
-    throw Error("export onnx: " + (said.empty() ? "the conversion failed (exit " + std::to_string(code) + ")" : said));
+    if (status == -1)
+      throw Error("export onnx: no " + settings.python + " to convert with (set $ORCHESTRATE_PYTHON to a Python with torch " +
+                  TORCH_VERSION + ", onnx and onnxruntime)");
+    throw Error("export onnx: " + (said.empty() ? "the conversion failed (exit " + std::to_string(status) + ")" : said));
   }
-  fs::copy_file(scratch.path / "model.onnx", target, fs::copy_options::overwrite_existing);
+  fs::copy_file(scratch.path() / "model.onnx", target, fs::copy_options::overwrite_existing);
 
   OnnxExport exported;
   exported.path = target.string();
