@@ -159,6 +159,19 @@ TEST_F(JpegWindow, FourByteRgbIsTheSamePixelsAndResizesTheSame) {
   EXPECT_TRUE(at::equal(grey, decode_image(jpeg, 1, "420.jpg").narrow(0, 40, 200).narrow(1, 60, 300)));
 }
 
+// Packing four-byte RGB takes four pixels per step (SSSE3) and the rest one
+// by one: every width, mirrored or not, gives what ATen's copy gives, and
+// nothing is written past the image.
+TEST(PackedPixels, FourByteRgbOfEveryWidthPacksAsAtenCopies) {
+  const auto four = at::randint(0, 256, {3, 40, 4}, at::kByte);
+  for (std::int64_t width : {1, 3, 4, 5, 7, 8, 9, 12, 13, 39, 40})
+    for (const bool mirror : {false, true}) {
+      const auto rgb = four.narrow(1, 0, width).narrow(2, 0, 3);  // rows 160 bytes apart, pixels 4
+      const auto expected = (mirror ? rgb.flip({1}) : rgb).contiguous();
+      EXPECT_TRUE(at::equal(packed_pixels(rgb, mirror), expected)) << "width " << width << " mirror " << mirror;
+    }
+}
+
 TEST_F(JpegWindow, ThreadsDecodingAtOnceGetWhatOneThreadGets) {
   const std::string jpeg = bytes("420.jpg");
   const DecodeWindow window{40, 60, 200, 300, 100};

@@ -7,6 +7,7 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/image/image_transforms.h"
+#include "orchestrate/presets/normalize_planes.h"
 
 namespace orchestrate::preprocessing {
 
@@ -98,6 +99,8 @@ ImagePreset::ImagePreset(const Params& params, const PreprocessingContext& conte
   }
   scale_tensor_ = channel_tensor(scale);
   bias_tensor_ = channel_tensor(bias);
+  scale_.assign(scale.begin(), scale.end());
+  bias_.assign(bias.begin(), bias.end());
 }
 
 // Train: the random-resized crop's box is the window, so a JPEG decodes
@@ -139,15 +142,19 @@ at::Tensor ImagePreset::eval_sample(const at::Tensor& pixels) const {
 
 at::Tensor ImagePreset::finish_batch(const at::Tensor& images) const {
   // torchvision's ToDtype(float32, scale=True) then Normalize, as
-  // x * (1 / (255 std)) - mean / std: the conversion, then one in-place
-  // pass (addcmul into its own input), where the four steps took four passes.
-  // Not at::mul_out on the uint8 input: type promotion would first copy the
-  // whole batch to a float temporary (measured: 61 % of bench-input's page
-  // faults). Laid out NCHW afresh (a permuted view of grey images would
-  // look channels-last).
-  // Into a kept batch no one holds any more, not fresh pages (BatchOutputPool).
+  // x * (1 / (255 std)) - mean / std, laid out NCHW afresh (a permuted view
+  // of grey images would look channels-last), into a kept batch no one holds
+  // any more, not fresh pages (BatchOutputPool).
   auto x = outputs_.take({images.size(0), images.size(3), images.size(1), images.size(2)},
                          images.options().dtype(at::kFloat));
+  // On the CPU in one pass (normalize_planes.h). On a GPU the conversion,
+  // then one in-place pass (addcmul into its own input); not at::mul_out on
+  // the uint8 input, whose type promotion would first copy the whole batch
+  // to a float temporary.
+  if (images.device().is_cpu()) {
+    normalize_into_planes(images.contiguous(), scale_, bias_, x);
+    return x;
+  }
   x.copy_(images.permute({0, 3, 1, 2}));
   return at::addcmul_out(x, bias_tensor_.to(images.device()), x, scale_tensor_.to(images.device()));
 }

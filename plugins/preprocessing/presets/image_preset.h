@@ -65,6 +65,8 @@ class ImagePreset final : public Preprocessing {
   std::vector<double> std_;
   at::Tensor scale_tensor_;  // float [1, C, 1, 1] on the CPU: 1 / (255 std)
   at::Tensor bias_tensor_;   // -mean / std
+  std::vector<float> scale_;  // the same two, for the CPU's normalize_into_planes
+  std::vector<float> bias_;
 };
 
 }  // namespace orchestrate::preprocessing

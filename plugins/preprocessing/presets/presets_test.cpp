@@ -195,6 +195,29 @@ TEST(PresetFinishBatch, IsToDtypeAndNormalizeAlsoInReusedMemory) {
   }
 }
 
+// On the CPU finish_batch is one hand-written pass (normalize_planes.h);
+// its numbers are exactly those of the ATen ops the GPU runs (the
+// conversion, then addcmul), grey and RGB, at sizes that are not a multiple
+// of any vector width.
+TEST(PresetFinishBatch, TheCpuPassGivesTheGpuOpsNumbersBitForBit) {
+  for (const std::int64_t channels : {1, 3}) {
+    const auto preset = make("resnet", PreprocessingVariant::train, channels);
+    const auto images = at::randint(0, 256, {3, 13, 7, channels}, at::kByte);
+    std::vector<float> scale, bias;
+    const std::vector<double> mean{0.485, 0.456, 0.406}, std{0.229, 0.224, 0.225};
+    for (std::int64_t c = 0; c < channels; ++c) {
+      const double m = channels == 3 ? mean[c] : (mean[0] + mean[1] + mean[2]) / 3;
+      const double s = channels == 3 ? std[c] : (std[0] + std[1] + std[2]) / 3;
+      scale.push_back(static_cast<float>(1.0 / (255.0 * s)));
+      bias.push_back(static_cast<float>(-m / s));
+    }
+    auto expected = at::empty({3, channels, 13, 7}, at::kFloat);
+    expected.copy_(images.permute({0, 3, 1, 2}));
+    expected = at::addcmul(at::tensor(bias).view({1, -1, 1, 1}), expected, at::tensor(scale).view({1, -1, 1, 1}));
+    EXPECT_TRUE(at::equal(preset->finish_batch(images), expected)) << channels << " channels";
+  }
+}
+
 TEST(PresetServing, TheExportedTransformIsTheEvalVariants) {
   const auto resnet = make("resnet", PreprocessingVariant::eval, 3)->serving_transform();
   EXPECT_EQ(resnet.resize_shorter, 256);
