@@ -5,9 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -16,7 +14,6 @@
 #include "orchestrate/error.h"
 #include "orchestrate/run_program.h"
 #include "orchestrate/temporary_directory.h"
-
 
 namespace orchestrate::plot {
 namespace {

@@ -22,8 +22,9 @@ std::vector<double> per_channel(const std::vector<double>& values, std::int64_t 
   return std::vector<double>(static_cast<std::size_t>(channels), average);
 }
 
-at::Tensor channel_tensor(const std::vector<double>& values) {
-  return at::tensor(std::vector<float>(values.begin(), values.end())).view({1, -1, 1, 1});
+// [1, C, 1, 1] on `device`, for the GPU's broadcast ops.
+at::Tensor channel_tensor(const std::vector<float>& values, const at::Device& device) {
+  return at::tensor(values).view({1, -1, 1, 1}).to(device);
 }
 
 }  // namespace
@@ -92,15 +93,10 @@ ImagePreset::ImagePreset(const Params& params, const PreprocessingContext& conte
   if (channels_ != 1 && channels_ != 3)
     throw RecipeError("[preprocessing] " + name + ": takes grey or RGB images, not " + std::to_string(channels_) +
                       " channels");
-  std::vector<double> scale, bias;
   for (std::size_t c = 0; c < mean_.size(); ++c) {
-    scale.push_back(1.0 / (255.0 * std_[c]));
-    bias.push_back(-mean_[c] / std_[c]);
+    scale_.push_back(static_cast<float>(1.0 / (255.0 * std_[c])));
+    bias_.push_back(static_cast<float>(-mean_[c] / std_[c]));
   }
-  scale_tensor_ = channel_tensor(scale);
-  bias_tensor_ = channel_tensor(bias);
-  scale_.assign(scale.begin(), scale.end());
-  bias_.assign(bias.begin(), bias.end());
 }
 
 // Train: the random-resized crop's box is the window, so a JPEG decodes
@@ -156,7 +152,7 @@ at::Tensor ImagePreset::finish_batch(const at::Tensor& images) const {
     return x;
   }
   x.copy_(images.permute({0, 3, 1, 2}));
-  return at::addcmul_out(x, bias_tensor_.to(images.device()), x, scale_tensor_.to(images.device()));
+  return at::addcmul_out(x, channel_tensor(bias_, images.device()), x, channel_tensor(scale_, images.device()));
 }
 
 ServingTransform ImagePreset::serving_transform() const {

@@ -63,10 +63,8 @@ class ImagePreset final : public Preprocessing {
   JitterStrength jitter_;
   std::vector<double> mean_;  // one per channel
   std::vector<double> std_;
-  at::Tensor scale_tensor_;  // float [1, C, 1, 1] on the CPU: 1 / (255 std)
-  at::Tensor bias_tensor_;   // -mean / std
-  std::vector<float> scale_;  // the same two, for the CPU's normalize_into_planes
-  std::vector<float> bias_;
+  std::vector<float> scale_;  // per channel: 1 / (255 std)
+  std::vector<float> bias_;   // -mean / std
 };
 
 }  // namespace orchestrate::preprocessing
