@@ -58,4 +58,5 @@ add_executable(plugin_skeleton_test plugin_skeleton_test.cpp)
 target_link_libraries(plugin_skeleton_test PRIVATE
   orchestrate_plugin_skeleton orchestrate_test_support GTest::gtest_main)
 target_compile_options(plugin_skeleton_test PRIVATE -Wall -Wextra)
+orchestrate_test_build(plugin_skeleton_test)
 gtest_discover_tests(plugin_skeleton_test TEST_PREFIX "new_plugin.")

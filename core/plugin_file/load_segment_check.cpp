@@ -1,5 +1,7 @@
 #include "load_segment_check.h"
 
+#include <unistd.h>
+
 namespace orchestrate::plugin_file {
 namespace {
 
@@ -58,13 +60,37 @@ bool read_in_memory(std::uint32_t type) {
   return false;
 }
 
+// The loader makes the RELRO region read-only by whole pages, from the page
+// of its start to the page boundary at or below its end (glibc's
+// _dl_protect_relro), so those pages must be mapped by the loadable segment
+// that holds its start, a segment mapping whole pages too. lld pads the
+// region's end to a page boundary past the segment's last byte: that is
+// within the segment's last page, and loads.
+bool relro_pages_mapped(const ElfImage& image, const GElf_Phdr& relro) {
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const auto page_below = [page](std::uint64_t address) { return address - address % page; };
+  if (relro.p_memsz > ~std::uint64_t{0} - relro.p_vaddr) return false;
+  const std::uint64_t start = page_below(relro.p_vaddr);
+  const std::uint64_t end = page_below(relro.p_vaddr + relro.p_memsz);
+  for (const GElf_Phdr& s : image.segments) {
+    if (s.p_type != PT_LOAD || relro.p_vaddr < s.p_vaddr || !range_within(relro.p_vaddr - s.p_vaddr, 1, s.p_memsz))
+      continue;
+    const std::uint64_t mapped_end = s.p_vaddr + s.p_memsz;  // no overflow: check_order ran first
+    const std::uint64_t mapped_end_page = page_below(mapped_end) + (mapped_end % page ? page : 0);
+    return start >= page_below(s.p_vaddr) && end <= mapped_end_page;
+  }
+  return false;
+}
+
 std::string check_read_in_memory(const ElfImage& image) {
   for (size_t i = 0; i < image.segments.size(); ++i) {
     const GElf_Phdr& s = image.segments[i];
+    if (!read_in_memory(s.p_type)) continue;
     // Only the bytes with a file image: a TLS segment's memory size counts
     // its zero-filled part, which is allocated per thread, not mapped.
-    const std::uint64_t size = s.p_type == PT_GNU_RELRO ? s.p_memsz : s.p_filesz;
-    if (read_in_memory(s.p_type) && !in_loaded_memory(image, s.p_vaddr, size, 0))
+    const bool mapped = s.p_type == PT_GNU_RELRO ? relro_pages_mapped(image, s)
+                                                 : in_loaded_memory(image, s.p_vaddr, s.p_filesz, 0);
+    if (!mapped)
       return segment_label(image, i) + " at address " + std::to_string(s.p_vaddr) +
              " lies outside the loadable segments";
   }

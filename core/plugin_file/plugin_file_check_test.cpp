@@ -172,6 +172,33 @@ TEST_F(PluginFileCheck, RefusesFlippedProgramHeaders) {
                                   " lies outside the loadable segments");
 }
 
+// The loader protects the RELRO region by whole pages within the mapped
+// pages of its segment: lld pads the region's end to the next page boundary,
+// past the segment's last byte, and such a library loads. A region reaching
+// a page past the segment's mapping would make memory it does not own read-only.
+TEST_F(PluginFileCheck, TheRelroRegionMayEndAnywhereInItsSegmentsLastPage) {
+  const int relro = segment_index(sample, PT_GNU_RELRO);
+  ASSERT_GE(relro, 0) << "the sample library has no RELRO segment";
+  const std::uint64_t page = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  const std::uint64_t start = segment(sample, relro).p_vaddr;
+  const ElfW(Phdr)* holder = nullptr;
+  for (int i = 0; i < header(sample).e_phnum; ++i) {
+    const ElfW(Phdr)& s = segment(sample, i);
+    if (s.p_type == PT_LOAD && start >= s.p_vaddr && start < s.p_vaddr + s.p_memsz) holder = &s;
+  }
+  ASSERT_NE(holder, nullptr);
+  const std::uint64_t mapped_end = (holder->p_vaddr + holder->p_memsz + page - 1) / page * page;
+
+  Bytes padded = sample;
+  segment(padded, relro).p_memsz = mapped_end - start;  // what lld writes
+  EXPECT_EQ(problem(padded), "");
+
+  Bytes too_long = sample;
+  segment(too_long, relro).p_memsz = mapped_end + page - start;
+  EXPECT_EQ(problem(too_long), "segment " + std::to_string(relro) + " (GNU_RELRO) at address " +
+                                   std::to_string(start) + " lies outside the loadable segments");
+}
+
 TEST_F(PluginFileCheck, RefusesAFlippedDynamicSection) {
   Bytes flipped = sample;
   ElfW(Dyn)* strings = dynamic_entry(flipped, DT_STRTAB);

@@ -135,8 +135,11 @@ void add_environment_rows(ComparisonBuilder& builder) {
       {"world_size", [](const RunRecord& r) { return integer_cell(r.world_size); }},
       {"git_revision", [](const RunRecord& r) { return text_cell(r.git_revision); }},
   };
-  for (const auto& [key, fact] : facts)
-    builder.row_if_different("environment", key, [&](const ComparedRun& run) { return fact(run.details.record); });
+  for (const auto& key_and_fact : facts) {
+    const auto& fact = key_and_fact.second;  // (clang 14 cannot capture a structured binding)
+    builder.row_if_different("environment", key_and_fact.first,
+                             [&](const ComparedRun& run) { return fact(run.details.record); });
+  }
 }
 
 }  // namespace

@@ -70,7 +70,8 @@ struct Damage {
 const Damage kDamages[] = {
     {"truncated", truncated, "truncated or damaged: segment "},
     {"random_bytes", random_bytes, "not an ELF file (no valid ELF identification bytes)"},
-    {"flipped_program_headers", flipped_program_headers, "truncated or damaged: segment 0 (LOAD) ("},
+    // Segment 0 is the LOAD segment with GNU ld, the PHDR segment with lld.
+    {"flipped_program_headers", flipped_program_headers, "truncated or damaged: segment 0 ("},
 };
 
 class DamagedPluginFile : public ::testing::TestWithParam<Damage> {

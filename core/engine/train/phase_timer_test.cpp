@@ -11,7 +11,7 @@ void wait_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)
 
 // On the host every closed step is ready at once, with its micro-batches' compute summed.
 TEST(PhaseTimer, HostStepsSumComputeOverMicroBatchesAndTimeTheOptimizer) {
-  PhaseTimer timer(c10::Device(c10::kCPU));
+  PhaseTimer timer{c10::Device(c10::kCPU)};
   for (int micro = 0; micro < 2; ++micro) {
     timer.compute_begins();
     wait_ms(20);

@@ -134,9 +134,9 @@ struct ComponentInfo {
 // The closest of `candidates` to `name` by edit distance, or "" if none is close.
 ORCHESTRATE_API std::string closest_match(std::string_view name, const std::vector<std::string>& candidates);
 
-ORCHESTRATE_API [[noreturn]] void throw_unknown_component(ComponentKind kind, const std::string& name,
+[[noreturn]] ORCHESTRATE_API void throw_unknown_component(ComponentKind kind, const std::string& name,
                                                           const std::vector<std::string>& known);
-ORCHESTRATE_API [[noreturn]] void throw_duplicate_component(const ComponentInfo& existing, const std::string& plugin);
+[[noreturn]] ORCHESTRATE_API void throw_duplicate_component(const ComponentInfo& existing, const std::string& plugin);
 
 // Kinds without registration-time declarations beyond the schema.
 struct NoMeta {};

@@ -175,7 +175,9 @@ TEST(FastNnSchedule, TinyRunsStayFinite) {
   const std::vector<std::pair<std::string, std::string>> decays{
       {"decay_scheme", "luong234"}, {"decay_scheme", "luong5"}, {"decay_scheme", "luong10"},
       {"learning_rate_decay_type", "polynomial"}};
-  for (const auto& [key, value] : decays) {
+  for (const auto& key_and_value : decays) {
+    const std::string& key = key_and_value.first;  // (clang 14 cannot capture a structured binding)
+    const std::string& value = key_and_value.second;
     for (const std::int64_t total : {0, 1, 3, 9}) {
       const auto schedule = make_schedule("fastnn", {0.1, 1, total}, [&](Params& p) {
         p.set(key, value);
