@@ -58,6 +58,22 @@ void print_help(std::ostream& out, const std::string& command, const std::string
   out << "\n" << visible << "\n";
 }
 
+// The usage line where it is one line (an error is one line), else where to find it.
+std::string usage_hint(const std::string& command, const std::string& usage) {
+  if (usage.find('\n') == std::string::npos) return "usage: orchestrate " + command + " " + usage;
+  return "see orchestrate " + command + " --help";
+}
+
+// What to say when there are more bare words than the command takes. The
+// usual cause is a value given apart from its key, `--set optimizer.lr 0.01`:
+// --set takes the key and the value stays a stray word.
+std::string surplus_argument_problem(const std::vector<std::string>& arguments) {
+  for (std::size_t i = 0; i + 2 < arguments.size(); ++i)
+    if (arguments[i] == "--set" && arguments[i + 1].find('=') == std::string::npos)
+      return "--set takes table.key=value: write --set " + arguments[i + 1] + "=" + arguments[i + 2];
+  return "too many arguments";
+}
+
 }  // namespace
 
 bool parse_options(const std::string& command, const std::string& usage, const po::options_description& options,
@@ -72,6 +88,21 @@ bool parse_options(const std::string& command, const std::string& usage, const p
       return false;
     }
     po::notify(values);
+  } catch (const po::required_option& e) {
+    // Boost names a missing positional argument as the option behind it
+    // ("the option '--recipe' is required"), which the user never typed nor
+    // saw in the usage line: name it as the usage line does.
+    std::string name = e.get_option_name();
+    name.erase(0, name.find_first_not_of('-'));
+    const std::vector<std::string> positionals = positional_names(positional);
+    if (std::find(positionals.begin(), positionals.end(), name) != positionals.end()) {
+      const po::option_description* option = all.find_nothrow(name, false);
+      const std::string what = option && !option->description().empty() ? ", " + option->description() : "";
+      throw UsageError(command + ": missing " + argument_name(name) + what + " (" + usage_hint(command, usage) + ")");
+    }
+    throw UsageError(command + ": " + e.what() + " (see orchestrate " + command + " --help)");
+  } catch (const po::too_many_positional_options_error&) {
+    throw UsageError(command + ": " + surplus_argument_problem(arguments) + " (" + usage_hint(command, usage) + ")");
   } catch (const po::error& e) {
     throw UsageError(command + ": " + e.what() + " (see orchestrate " + command + " --help)");
   }

@@ -87,6 +87,31 @@ TEST(Cli, RerunWithoutARunIsAUsageError) {
             "orchestrate rerun 3\n");
 }
 
+// A missing or surplus argument is named as the usage line names it, never
+// as the hidden option behind it ("the option '--recipe' is required").
+TEST(Cli, MissingAndSurplusArgumentsAreNamedAsTheUsageNamesThem) {
+  const struct {
+    std::string arguments, message;
+  } cases[] = {
+      {"run",
+       "orchestrate: error: run: missing RECIPE, recipe TOML file, or the name of a shipped recipe (orchestrate "
+       "recipes) (usage: orchestrate run RECIPE [options])\n"},
+      {"show", "orchestrate: error: show: missing RUN, run id or name (a name: its newest run) (usage: orchestrate "
+               "show RUN [options])\n"},
+      {"report", "orchestrate: error: report: missing REPORT, which report: throughput or regressions (see "
+                 "orchestrate report --help)\n"},
+      {"run recipes/fashion_mnist.toml --set optimizer.lr 0.01",
+       "orchestrate: error: run: --set takes table.key=value: write --set optimizer.lr=0.01 (usage: orchestrate run "
+       "RECIPE [options])\n"},
+      {"run one.toml two.toml", "orchestrate: error: run: too many arguments (usage: orchestrate run RECIPE [options])\n"},
+  };
+  for (const auto& c : cases) {
+    const auto result = run_orchestrate(c.arguments);
+    EXPECT_EQ(result.exit_code, 2) << c.arguments;
+    EXPECT_EQ(result.output, c.message) << c.arguments;
+  }
+}
+
 // Flag, then environment, then recipe: a recipe's [log] db does not override
 // $ORCHESTRATE_DB, and --db overrides both.
 TEST(Cli, TheRunStoreIsTheFlagsThenTheEnvironmentsThenTheRecipes) {
