@@ -45,6 +45,13 @@ std::string check_permissions(const ElfImage& image) {
   return "";
 }
 
+// The loadable segment whose memory holds `address` (they do not overlap: check_order).
+const GElf_Phdr* load_segment_holding(const ElfImage& image, std::uint64_t address) {
+  for (const GElf_Phdr& s : image.segments)
+    if (s.p_type == PT_LOAD && address >= s.p_vaddr && address - s.p_vaddr < s.p_memsz) return &s;
+  return nullptr;
+}
+
 // Segments the loader (or the unwinder, later) reads at their address once
 // the library is mapped, not from the file.
 bool read_in_memory(std::uint32_t type) {
@@ -72,14 +79,11 @@ bool relro_pages_mapped(const ElfImage& image, const GElf_Phdr& relro) {
   if (relro.p_memsz > ~std::uint64_t{0} - relro.p_vaddr) return false;
   const std::uint64_t start = page_below(relro.p_vaddr);
   const std::uint64_t end = page_below(relro.p_vaddr + relro.p_memsz);
-  for (const GElf_Phdr& s : image.segments) {
-    if (s.p_type != PT_LOAD || relro.p_vaddr < s.p_vaddr || !range_within(relro.p_vaddr - s.p_vaddr, 1, s.p_memsz))
-      continue;
-    const std::uint64_t mapped_end = s.p_vaddr + s.p_memsz;  // no overflow: check_order ran first
-    const std::uint64_t mapped_end_page = page_below(mapped_end) + (mapped_end % page ? page : 0);
-    return start >= page_below(s.p_vaddr) && end <= mapped_end_page;
-  }
-  return false;
+  const GElf_Phdr* s = load_segment_holding(image, relro.p_vaddr);
+  if (!s) return false;
+  const std::uint64_t mapped_end = s->p_vaddr + s->p_memsz;  // no overflow: check_order ran first
+  const std::uint64_t mapped_end_page = page_below(mapped_end) + (mapped_end % page ? page : 0);
+  return start >= page_below(s->p_vaddr) && end <= mapped_end_page;
 }
 
 std::string check_read_in_memory(const ElfImage& image) {
