@@ -21,8 +21,10 @@ function(orchestrate_add_plugin name)
     POSITION_INDEPENDENT_CODE ON
     CXX_VISIBILITY_PRESET hidden
     VISIBILITY_INLINES_HIDDEN ON)
-  if(TARGET orchestrate_torch_pch)
-    target_precompile_headers(${target}_objects REUSE_FROM orchestrate_torch_pch)
+  # Inside this project, LibTorch's precompiled header (core/pch); a third
+  # party's plugin compiles without it.
+  if(COMMAND orchestrate_use_torch_pch)
+    orchestrate_use_torch_pch(${target}_objects)
   endif()
 
   add_library(${target} MODULE)
