@@ -7,10 +7,7 @@
 #include "orchestrate/testing/scratch_dir.h"
 #include "safetensors.h"
 #include "safetensors_testing.h"
-
-#ifndef PTH_TO_SAFETENSORS_SCRIPT
-#error "PTH_TO_SAFETENSORS_SCRIPT names scripts/pth_to_safetensors (set in core/checkpoint/CMakeLists.txt)"
-#endif
+#include "build_paths.h"
 
 namespace orchestrate {
 namespace {
@@ -22,7 +19,7 @@ using testing::ScratchDir;
 const std::string kPythonConvert = std::string(R"(
 import subprocess, sys
 def convert(*args):
-    r = subprocess.run([sys.executable, )") + python_string(PTH_TO_SAFETENSORS_SCRIPT) + R"(, *args],
+    r = subprocess.run([sys.executable, )") + python_string(std::string(build_paths::kSourceDir) + "/scripts/pth_to_safetensors") + R"(, *args],
                        capture_output=True, text=True)
     return {"returncode": r.returncode, "stdout": r.stdout, "stderr": r.stderr}
 )";

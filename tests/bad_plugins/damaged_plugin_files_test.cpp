@@ -17,6 +17,7 @@
 
 #include "command_runner.h"
 #include "orchestrate/api.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -27,7 +28,7 @@ using Bytes = std::string;
 // An lr_schedule plugin: no other command below needs it.
 const std::string kVictim = "liborchestrate_piecewise.so";
 
-Bytes real_plugin() { return file_bytes(std::string(ORCHESTRATE_TEST_PLUGIN_DIR) + "/" + kVictim); }
+Bytes real_plugin() { return file_bytes(std::string(orchestrate::build_paths::kTestPluginDir) + "/" + kVictim); }
 
 Bytes truncated(const Bytes& real) { return real.substr(0, real.size() / 2); }
 
@@ -190,20 +191,20 @@ plugin = "piecewise"
 }
 
 TEST(BadPlugins, AnotherApiVersionIsRefusedButTheOthersLoad) {
-  const std::string path = std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/future_api/liborchestrate_future_api.so";
+  const std::string path = std::string(orchestrate::build_paths::kBadPluginDir) + "/future_api/liborchestrate_future_api.so";
   // Both builds are named whole; LibTorch's version and the compiler are
   // the same on both sides (backreferences 1 and 2), whatever they are here.
   const std::string refusal = escaped(path) + ": plugin API version 999, but this orchestrate needs " + api() +
                               "; rebuild the plugin against orchestrate " + escaped(version()) +
                               " \\(the plugin: plugin API 999, LibTorch ([^,]+), _GLIBCXX_USE_CXX11_ABI=1, ([^;]+); "
                               "this orchestrate: plugin API " + api() + ", LibTorch \\1, _GLIBCXX_USE_CXX11_ABI=1, \\2\\)";
-  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + orchestrate::build_paths::kBadPluginDir +
                                  "/future_api");
   EXPECT_EQ(listing.exit_code, 3) << listing.output;
   EXPECT_TRUE(only_line_matches(listing.output, path, "orchestrate: error: plugin refused: " + refusal)) << listing.output;
   EXPECT_NE(listing.output.find("optimizer,adam,adam,"), std::string::npos) << listing.output;
 
-  auto describe = run_orchestrate(std::string("describe optimizer adam --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+  auto describe = run_orchestrate(std::string("describe optimizer adam --plugin-path ") + orchestrate::build_paths::kBadPluginDir +
                                   "/future_api");
   EXPECT_EQ(describe.exit_code, 0) << describe.output;
   EXPECT_TRUE(only_line_matches(describe.output, path, "orchestrate: warning: plugin skipped: " + refusal))
@@ -211,9 +212,9 @@ TEST(BadPlugins, AnotherApiVersionIsRefusedButTheOthersLoad) {
 }
 
 TEST(BadPlugins, AComponentRegisteredTwiceNamesBothFiles) {
-  const std::string duplicate = std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/duplicate/liborchestrate_duplicate.so";
-  const std::string mock = std::string(ORCHESTRATE_TEST_PLUGIN_DIR) + "/liborchestrate_mock.so";
-  auto result = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/duplicate");
+  const std::string duplicate = std::string(orchestrate::build_paths::kBadPluginDir) + "/duplicate/liborchestrate_duplicate.so";
+  const std::string mock = std::string(orchestrate::build_paths::kTestPluginDir) + "/liborchestrate_mock.so";
+  auto result = run_orchestrate(std::string("plugins --plugin-path ") + orchestrate::build_paths::kBadPluginDir + "/duplicate");
   EXPECT_EQ(result.exit_code, 3) << result.output;
   EXPECT_EQ(line_count(result.output), 1u) << result.output;
   // --plugin-path comes before the default directory, so the duplicate registers first.
@@ -227,8 +228,8 @@ TEST(BadPlugins, AComponentRegisteredTwiceNamesBothFiles) {
 // division by zero, exit 136); the plugin is refused at load, in one line
 // naming the plugin, the key and the rule, and the others load.
 TEST(BadPlugins, ADefaultOutsideItsOwnRangeRefusesThePluginAtLoad) {
-  const std::string path = std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/bad_default/liborchestrate_bad_default.so";
-  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+  const std::string path = std::string(orchestrate::build_paths::kBadPluginDir) + "/bad_default/liborchestrate_bad_default.so";
+  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + orchestrate::build_paths::kBadPluginDir +
                                  "/bad_default");
   EXPECT_EQ(listing.exit_code, 3) << listing.output;
   EXPECT_EQ(lines_naming(listing.output, path),
@@ -243,8 +244,8 @@ TEST(BadPlugins, ADefaultOutsideItsOwnRangeRefusesThePluginAtLoad) {
 // role; an optimizer without one is refused at load, saying what to add.
 TEST(BadPlugins, AnOptimizerWithoutALearningRateRoleIsRefusedAtLoad) {
   const std::string path =
-      std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/no_learning_rate/liborchestrate_no_learning_rate.so";
-  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+      std::string(orchestrate::build_paths::kBadPluginDir) + "/no_learning_rate/liborchestrate_no_learning_rate.so";
+  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + orchestrate::build_paths::kBadPluginDir +
                                  "/no_learning_rate");
   EXPECT_EQ(listing.exit_code, 3) << listing.output;
   EXPECT_EQ(lines_naming(listing.output, path),
@@ -259,7 +260,7 @@ TEST(BadPlugins, AnOptimizerWithoutALearningRateRoleIsRefusedAtLoad) {
 TEST(BadPlugins, ALibraryThatHidesABuiltInIsNamed) {
   ScratchDir dir;
   const std::string builtin =
-      (fs::path(ORCHESTRATE_TEST_PLUGIN_DIR) / "liborchestrate_mock.so").lexically_normal().string();
+      (fs::path(orchestrate::build_paths::kTestPluginDir) / "liborchestrate_mock.so").lexically_normal().string();
   const std::string copy = dir.file("liborchestrate_mock.so");
   fs::copy_file(builtin, copy);
   const std::string note = builtin + " is not loaded: " +
@@ -303,8 +304,8 @@ plugin = "sgd"
 // symbol: _ZN11orchestrate9int_paramESs...", nothing about why); its ELF note
 // is read before dlopen and both builds are named.
 TEST(BadPlugins, ThePreCxx11AbiIsNamedBeforeTheLoaderTriesIt) {
-  const std::string path = std::string(ORCHESTRATE_BAD_PLUGIN_DIR) + "/old_abi/liborchestrate_old_abi.so";
-  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR +
+  const std::string path = std::string(orchestrate::build_paths::kBadPluginDir) + "/old_abi/liborchestrate_old_abi.so";
+  auto listing = run_orchestrate(std::string("plugins --format csv --plugin-path ") + orchestrate::build_paths::kBadPluginDir +
                                  "/old_abi");
   EXPECT_EQ(listing.exit_code, 3) << listing.output;
   EXPECT_TRUE(only_line_matches(

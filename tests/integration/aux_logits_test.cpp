@@ -12,6 +12,7 @@
 #include "recipe.h"
 #include "run_store.h"
 #include "trainer.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -60,7 +61,7 @@ at_end = false
 class AuxLogits : public ::testing::Test {
  protected:
   void SetUp() override {
-    load_plugins(registry_, {ORCHESTRATE_TEST_PLUGIN_DIR});
+    load_plugins(registry_, {orchestrate::build_paths::kTestPluginDir});
     registry_.models().add(
         "two_heads", "test model with an auxiliary head", {},
         [this](const Params&, const ModelInput& input) {

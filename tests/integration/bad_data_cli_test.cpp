@@ -15,13 +15,14 @@
 
 #include "command_runner.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFixtures = ORCHESTRATE_SOURCE_DIR "/tests/data/";
+const std::string kFixtures = std::string(orchestrate::build_paths::kSourceDir) + "/tests/data/";
 
 void write_file(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

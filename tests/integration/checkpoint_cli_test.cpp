@@ -10,6 +10,7 @@
 
 #include "command_runner.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -61,7 +62,7 @@ std::string final_weights(const std::string& db, std::int64_t run_id) {
 // USR1, ...) once `db` shows it training (more than 3 step rows); its output
 // (stderr too) and then "exit=N".
 CommandResult run_and_signal(const std::string& arguments, const std::string& db, const std::string& signal) {
-  return run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " " + arguments +
+  return run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(orchestrate::build_paths::kOrchestrateBin) + " " + arguments +
                    " --quiet 2>&1 & pid=$!; until [ \"$(sqlite3 " + db +
                    " 'select count(*) from step_timings' 2>/dev/null)\" -gt 3 ] 2>/dev/null; do sleep 0.05; done; "
                    "kill -" + signal + " $pid; wait $pid; echo \"exit=$?\"");

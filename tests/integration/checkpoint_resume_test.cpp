@@ -16,6 +16,7 @@
 #include "run_store.h"
 #include "safetensors.h"
 #include "trainer.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -57,7 +58,7 @@ keep_max = 0
 
 class CheckpointResume : public ::testing::Test {
  protected:
-  void SetUp() override { load_plugins(registry_, {ORCHESTRATE_TEST_PLUGIN_DIR}); }
+  void SetUp() override { load_plugins(registry_, {orchestrate::build_paths::kTestPluginDir}); }
 
   Recipe recipe(const std::string& text, const std::vector<std::string>& sets = {}) {
     const std::string path = dir_.write("recipe_" + std::to_string(count_++) + ".toml", text);

@@ -9,6 +9,7 @@
 #include "orchestrate/api.h"
 #include "orchestrate/testing/scratch_dir.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -119,15 +120,15 @@ TEST(Cli, TheRunStoreIsTheFlagsThenTheEnvironmentsThenTheRecipes) {
   const auto recipe = dir.write("store.toml", kMockRecipe + "[log]\ndb = \"" + dir.file("recipe.db") + "\"\n");
   const std::string run = "cd " + dir.path().string() + " && env -u ORCHESTRATE_PLUGIN_PATH ";
   const std::string args = std::string(" run ") + recipe + " --quiet --set run.max_steps=1 --set eval.enabled=false";
-  ASSERT_EQ(run_shell(run + "ORCHESTRATE_DB=" + dir.file("env.db") + " " + ORCHESTRATE_BIN + args).exit_code, 0);
+  ASSERT_EQ(run_shell(run + "ORCHESTRATE_DB=" + dir.file("env.db") + " " + orchestrate::build_paths::kOrchestrateBin + args).exit_code, 0);
   EXPECT_TRUE(std::filesystem::exists(dir.file("env.db")));
   EXPECT_FALSE(std::filesystem::exists(dir.file("recipe.db")));
-  ASSERT_EQ(run_shell(run + "ORCHESTRATE_DB=" + dir.file("env.db") + " " + ORCHESTRATE_BIN + args + " --db " +
+  ASSERT_EQ(run_shell(run + "ORCHESTRATE_DB=" + dir.file("env.db") + " " + orchestrate::build_paths::kOrchestrateBin + args + " --db " +
                       dir.file("flag.db"))
                 .exit_code,
             0);
   EXPECT_TRUE(std::filesystem::exists(dir.file("flag.db")));
-  ASSERT_EQ(run_shell(run + "-u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) + args).exit_code, 0);
+  ASSERT_EQ(run_shell(run + "-u ORCHESTRATE_DB " + std::string(orchestrate::build_paths::kOrchestrateBin) + args).exit_code, 0);
   EXPECT_TRUE(std::filesystem::exists(dir.file("recipe.db")));
 }
 
@@ -135,7 +136,7 @@ TEST(Cli, TheRunStoreIsTheFlagsThenTheEnvironmentsThenTheRecipes) {
 TEST(Cli, RunPrintsItsOutcomeAsJson) {
   ScratchDir dir;
   const auto recipe = dir.write("json.toml", kMockRecipe);
-  const auto result = run_shell(std::string("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ") + ORCHESTRATE_BIN +
+  const auto result = run_shell(std::string("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ") + orchestrate::build_paths::kOrchestrateBin +
                                 " run " + recipe + " --quiet --format json --set run.max_steps=3 --db " +
                                 dir.file("runs.db") + " 2>/dev/null");
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -249,7 +250,7 @@ TEST(Cli, PluginsAndDescribe) {
 
 TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
   // Listed with the good plugins (tests/bad_plugins has the whole output).
-  auto result = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/future_api");
+  auto result = run_orchestrate(std::string("plugins --plugin-path ") + orchestrate::build_paths::kBadPluginDir + "/future_api");
   EXPECT_EQ(result.exit_code, 3);
   EXPECT_NE(result.output.find("plugin refused: "), std::string::npos) << result.output;
   EXPECT_NE(result.output.find("liborchestrate_future_api.so: plugin API version 999, but this orchestrate needs " +
@@ -260,7 +261,7 @@ TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
 }
 
 TEST(Cli, DuplicateComponentAndCorruptLibraryAreRefused) {
-  auto duplicate = run_orchestrate(std::string("plugins --plugin-path ") + ORCHESTRATE_BAD_PLUGIN_DIR + "/duplicate");
+  auto duplicate = run_orchestrate(std::string("plugins --plugin-path ") + orchestrate::build_paths::kBadPluginDir + "/duplicate");
   EXPECT_EQ(duplicate.exit_code, 3);
   EXPECT_NE(duplicate.output.find("dataset 'mock' is registered twice"), std::string::npos) << duplicate.output;
 
@@ -337,7 +338,7 @@ TEST(Cli, SigintFinishesStepAndRecordsInterruptedRun) {
   text.replace(text.find("max_steps = 40"), 14, "max_steps = 100000");
   const auto recipe = dir.write("long.toml", text);
   const auto db = dir.file("runs.db");
-  auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe +
+  auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(orchestrate::build_paths::kOrchestrateBin) + " run " + recipe +
                           " --db " + db + " --quiet & pid=$!; sleep 8; kill -INT $pid; wait $pid; echo \"exit=$?\"");
   EXPECT_NE(result.output.find("exit=130"), std::string::npos) << result.output;
   RunStore store(db);
@@ -350,7 +351,7 @@ TEST(Cli, SigintFinishesStepAndRecordsInterruptedRun) {
 TEST(Cli, MissingDataFailsTheRunAndRecordsWhy) {
   ScratchDir dir;
   const auto db = dir.file("runs.db");
-  auto result = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR + "/recipes/fashion_mnist.toml --set data.dir=" +
+  auto result = run_orchestrate(std::string("run ") + orchestrate::build_paths::kSourceDir + "/recipes/fashion_mnist.toml --set data.dir=" +
                                 dir.path().string() + " --db " + db);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(line_count(result.output), 1u) << result.output;

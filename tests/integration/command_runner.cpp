@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 
@@ -21,7 +22,7 @@ CommandResult run_shell(const std::string& command) {
 }
 
 CommandResult run_orchestrate(const std::string& arguments) {
-  return run_shell("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) + " " +
+  return run_shell("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(orchestrate::build_paths::kOrchestrateBin) + " " +
                    arguments);
 }
 

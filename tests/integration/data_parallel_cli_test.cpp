@@ -10,6 +10,7 @@
 #include "command_runner.h"
 #include "free_tcp_port.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -70,8 +71,9 @@ TEST(DataParallelCli, TwoRanksOverTwoTfRecordFilesEachReadAWholeFile) {
   std::string recipe = kTinyRecipe;
   const std::string mock = "plugin = \"mock\"\nchannels = 1\nheight = 28\nwidth = 28\ntrain_size = 32\ntest_size = 16\n";
   recipe.replace(recipe.find(mock), mock.size(),
-                 "plugin = \"tfrecord\"\ndir = \"" ORCHESTRATE_SOURCE_DIR "/tests/data/fashion_mnist_tfrecord\"\n"
-                 "num_classes = 10\nindex_cache_dir = \"off\"\nchannels = 1\nheight = 28\nwidth = 28\n");
+                 "plugin = \"tfrecord\"\ndir = \"" + std::string(orchestrate::build_paths::kSourceDir) +
+                     "/tests/data/fashion_mnist_tfrecord\"\n"
+                     "num_classes = 10\nindex_cache_dir = \"off\"\nchannels = 1\nheight = 28\nwidth = 28\n");
   recipe += "[eval]\nenabled = false\n[checkpoint]\nevery_epochs = 0\nat_end = false\n";
   const auto path = dir.write("files.toml", recipe);
   const auto result = run_orchestrate("run " + path + " --nproc 2 --quiet --set run.batch_size=4 --db " + dir.file("runs.db"));
@@ -119,7 +121,7 @@ TEST(DataParallelCli, DryRunPrintsTheRecipeOnce) {
 TEST(DataParallelCli, NprocUnderAnotherLauncherIsRefused) {
   ScratchDir dir;
   const auto recipe = dir.write("tiny.toml", kTinyRecipe);
-  const auto result = run_shell("RANK=1 WORLD_SIZE=2 env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) +
+  const auto result = run_shell("RANK=1 WORLD_SIZE=2 env -u ORCHESTRATE_PLUGIN_PATH " + std::string(orchestrate::build_paths::kOrchestrateBin) +
                                 " run " + recipe + " --nproc 2 --db " + dir.file("runs.db"));
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.output,
@@ -151,7 +153,7 @@ TEST(DataParallelCli, TheVariablesOfTorchrunSrunAndMpirunEachMakeOneJob) {
     const std::string port = "MASTER_PORT=" + std::to_string(pick_free_tcp_port("127.0.0.1"));
     const std::string clean = "env -u RANK -u WORLD_SIZE -u LOCAL_RANK -u LOCAL_WORLD_SIZE -u MASTER_ADDR "
                               "-u ORCHESTRATE_LAUNCHER -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ";
-    const std::string run = std::string(ORCHESTRATE_BIN) + " run " + recipe + " --quiet --db " + dir.file("runs.db");
+    const std::string run = std::string(orchestrate::build_paths::kOrchestrateBin) + " run " + recipe + " --quiet --db " + dir.file("runs.db");
     const auto result = run_shell("(" + clean + launcher.rank1 + " " + port + " " + run + " > " + dir.file("rank1") +
                                   " 2>&1 &) ; " + clean + launcher.rank0 + " " + port + " " + run);
     ASSERT_EQ(result.exit_code, 0) << launcher.name << ": " << result.output;
@@ -208,7 +210,7 @@ TEST(DataParallelCli, TwoHostsInNetworkNamespacesTrainAsOneJob) {
   const auto recipe = dir.write("tiny.toml", kTinyRecipe);
   const std::string job = "env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB WORLD_SIZE=2 LOCAL_RANK=0 "
                           "LOCAL_WORLD_SIZE=1 MASTER_ADDR=" + hosts.address_a() + " MASTER_PORT=29531 ";
-  const std::string run = std::string(ORCHESTRATE_BIN) + " run " + recipe + " --quiet --db ";
+  const std::string run = std::string(orchestrate::build_paths::kOrchestrateBin) + " run " + recipe + " --quiet --db ";
   const auto result = run_shell("(" + hosts.on_b(job + "RANK=1 " + run + dir.file("host_b.db")) + " > " +
                                 dir.file("host_b.log") + " 2>&1 &) ; " + hosts.on_a(job + "RANK=0 " + run + dir.file("host_a.db")));
   ASSERT_EQ(result.exit_code, 0) << result.output;

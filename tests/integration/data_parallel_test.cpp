@@ -19,6 +19,7 @@
 #include "command_runner.h"
 #include "run_store.h"
 #include "safetensors.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -296,7 +297,7 @@ struct Outcome {
 Outcome fault_rank1(const ScratchDir& dir, int signal, const std::string& options) {
   const std::string recipe = dir.write("long.toml", kRecipe);
   const std::string db = dir.file("fault.db");
-  const std::string start = "(env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(ORCHESTRATE_BIN) +
+  const std::string start = "(env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB " + std::string(orchestrate::build_paths::kOrchestrateBin) +
                             " run " + recipe + " --nproc 2 --set run.batch_size=32 --set run.max_steps=100000" +
                             " --set checkpoint.every_steps=10 --set checkpoint.dir=" + dir.file("ck") + " --db " + db +
                             " " + options + " --quiet > " + dir.file("out") + " 2>&1; echo $? > " + dir.file("code") +

@@ -8,6 +8,7 @@
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -17,7 +18,7 @@ TEST(FashionMnistTraining, ConvNetReachesAccuracyAndIsRecorded) {
   // on the whole test set: scripts/demo trains the full recipe to 90 %.
   ScratchDir dir;
   const auto db = dir.file("runs.db");
-  auto result = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR +
+  auto result = run_orchestrate(std::string("run ") + orchestrate::build_paths::kSourceDir +
                                 "/recipes/fashion_mnist.toml --set run.max_steps=200 --set run.batch_size=128 --db " + db +
                                 " --quiet");
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -49,11 +50,11 @@ TEST(FashionMnistTraining, ConvertedTfRecordAndImageFolderTrainLikeTheIdxFiles) 
 import runpy, sys
 for form, out in (("tfrecord", ")" + tfrecords + R"("), ("image_folder", ")" + folder + R"(")):
     sys.argv = ["convert_dataset", form, "--out", out, "--limit", "3000"]
-    runpy.run_path(")" + std::string(ORCHESTRATE_SOURCE_DIR) + R"(/scripts/convert_dataset", run_name="__main__")
+    runpy.run_path(")" + std::string(orchestrate::build_paths::kSourceDir) + R"(/scripts/convert_dataset", run_name="__main__")
 )");
   const auto db = dir.file("runs.db");
   const std::string common = " --set run.epochs=2 --set run.device=cpu --set data.limit=3000 --db " + db + " --quiet";
-  const std::string recipes = std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes/";
+  const std::string recipes = std::string(orchestrate::build_paths::kSourceDir) + "/recipes/";
   auto idx = run_orchestrate("run " + recipes + "fashion_mnist.toml" + common);
   ASSERT_EQ(idx.exit_code, 0) << idx.output;
   auto tfrecord = run_orchestrate("run " + recipes + "fashion_mnist_tfrecord.toml" + common + " --set data.dir=" +
@@ -91,7 +92,7 @@ for form, out in (("tfrecord", ")" + tfrecords + R"("), ("image_folder", ")" + f
 TEST(FashionMnistTraining, ResNet18RecipeLearnsOnASlice) {
   ScratchDir dir;
   const auto db = dir.file("runs.db");
-  auto result = run_orchestrate(std::string("run ") + ORCHESTRATE_SOURCE_DIR +
+  auto result = run_orchestrate(std::string("run ") + orchestrate::build_paths::kSourceDir +
                                 "/recipes/fashion_mnist_resnet18.toml --set run.epochs=1 --set data.limit=1280"
                                 " --set run.batch_size=32 --set optimizer.lr=0.025 --db " + db + " --quiet");
   ASSERT_EQ(result.exit_code, 0) << result.output;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "command_runner.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -13,13 +14,13 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(FrontEnd, LinksNeitherLibTorchNorTheSdkLibrary) {
-  const auto needed = run_shell("readelf -d " + std::string(ORCHESTRATE_BIN) + " | grep NEEDED");
+  const auto needed = run_shell("readelf -d " + std::string(orchestrate::build_paths::kOrchestrateBin) + " | grep NEEDED");
   ASSERT_EQ(needed.exit_code, 0) << needed.output;
   EXPECT_NE(needed.output.find("liborchestrate_base.so"), std::string::npos) << needed.output;
   for (const char* library : {"torch", "c10", "liborchestrate_sdk", "cuda"})
     EXPECT_EQ(needed.output.find(library), std::string::npos) << library << " in\n" << needed.output;
   // Nor through another library: ldd lists everything the loader maps.
-  const auto mapped = run_shell("ldd " + std::string(ORCHESTRATE_BIN));
+  const auto mapped = run_shell("ldd " + std::string(orchestrate::build_paths::kOrchestrateBin));
   ASSERT_EQ(mapped.exit_code, 0) << mapped.output;
   EXPECT_EQ(mapped.output.find("torch"), std::string::npos) << mapped.output;
 }
@@ -47,7 +48,7 @@ plugin = "sgd"
 )");
   // exec, not fork: the pid the shell started is the engine's, and SIGINT
   // sent to it stops the run as it always did (exit code 130).
-  const auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(ORCHESTRATE_BIN) + " run " + recipe +
+  const auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH " + std::string(orchestrate::build_paths::kOrchestrateBin) + " run " + recipe +
                                 " --db " + dir.file("runs.db") +
                                 " --quiet & pid=$!; sleep 4; readlink /proc/$pid/exe; kill -INT $pid; wait $pid; "
                                 "echo \"exit=$?\"");
@@ -59,7 +60,7 @@ TEST(FrontEnd, MissingEngineIsOneLineNamingItsPath) {
   ScratchDir dir;
   fs::create_directories(dir.path() / "bin");
   const fs::path front_end = dir.path() / "bin" / "orchestrate";
-  fs::copy_file(ORCHESTRATE_BIN, front_end);
+  fs::copy_file(orchestrate::build_paths::kOrchestrateBin, front_end);
   const auto result = run_shell(front_end.string() + " plugins");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.output, "orchestrate: error: the engine executable " +

@@ -11,6 +11,7 @@
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -50,7 +51,7 @@ batch_size = 4
 max_steps = 8
 [data]
 plugin = "tfrecord"
-dir = ")") + ORCHESTRATE_SOURCE_DIR + R"(/tests/data/fashion_mnist_tfrecord"
+dir = ")") + orchestrate::build_paths::kSourceDir + R"(/tests/data/fashion_mnist_tfrecord"
 channels = 1
 height = 28
 width = 28

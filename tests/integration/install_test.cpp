@@ -10,6 +10,7 @@
 
 #include "command_runner.h"
 #include "orchestrate/api.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -42,7 +43,7 @@ class RelocatedInstall : public ::testing::Test {
   // One install for the suite, moved away from where it was installed.
   static void SetUpTestSuite() {
     scratch_ = std::make_unique<ScratchDir>();
-    const auto installed = run_shell(std::string(ORCHESTRATE_CMAKE) + " --install " + std::string(ORCHESTRATE_BUILD_DIR) + " --prefix " +
+    const auto installed = run_shell(std::string(ORCHESTRATE_CMAKE) + " --install " + std::string(orchestrate::build_paths::kBuildDir) + " --prefix " +
                                      scratch_->file("installed") + " >/dev/null");
     ASSERT_EQ(installed.exit_code, 0) << installed.output;
     fs::rename(scratch_->path() / "installed", scratch_->path() / "moved");
@@ -64,7 +65,7 @@ TEST_F(RelocatedInstall, RecordsNoPathOfTheBuildTree) {
   for (const char* file : {"bin/orchestrate", "libexec/orchestrate/orchestrate-engine"}) {
     const auto dynamic = run_shell("readelf -d " + (prefix() / file).string());
     ASSERT_EQ(dynamic.exit_code, 0) << dynamic.output;
-    EXPECT_EQ(dynamic.output.find(ORCHESTRATE_BUILD_DIR), std::string::npos) << file << "\n" << dynamic.output;
+    EXPECT_EQ(dynamic.output.find(orchestrate::build_paths::kBuildDir), std::string::npos) << file << "\n" << dynamic.output;
     EXPECT_NE(dynamic.output.find("$ORIGIN"), std::string::npos) << file << "\n" << dynamic.output;
   }
 }

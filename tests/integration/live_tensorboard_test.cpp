@@ -10,6 +10,7 @@
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -98,7 +99,7 @@ TEST(LiveTensorboard, AKilledRunLeavesWhatItHadLogged) {
   const std::string recipe = dir.write("live.toml", kRecipe), db = dir.file("runs.db"), tb = dir.file("tb");
   // Long enough to be killed while it trains; the events are in the file as
   // they were logged, not written at the end.
-  const auto killed = run_shell("timeout -s KILL 6 " + std::string(ORCHESTRATE_BIN) + " run " + recipe + " --db " + db +
+  const auto killed = run_shell("timeout -s KILL 6 " + std::string(orchestrate::build_paths::kOrchestrateBin) + " run " + recipe + " --db " + db +
                                 " --set run.max_steps=100000 --set 'log.tensorboard=\"" + tb + "\"'");
   ASSERT_EQ(killed.exit_code, 137) << killed.output;
   const std::string checked = read_back(tb, db);

@@ -14,6 +14,7 @@
 
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -162,7 +163,7 @@ TEST_F(PlotCli, BadInputIsAOneLineErrorAndNoPicture) {
   EXPECT_EQ(axis.output, "orchestrate: error: --x wall: unknown x axis (known: step, epoch, time)\n");
 
   const auto no_gnuplot =
-      run_shell("PATH=/nonexistent " + std::string(ORCHESTRATE_BIN) + " plot 1 -o " + out + " --db " + db_);
+      run_shell("PATH=/nonexistent " + std::string(orchestrate::build_paths::kOrchestrateBin) + " plot 1 -o " + out + " --db " + db_);
   EXPECT_EQ(no_gnuplot.exit_code, 1);
   EXPECT_EQ(no_gnuplot.output,
             "orchestrate: error: plot: gnuplot not found on PATH; install it with `apt-get install gnuplot-nox` "

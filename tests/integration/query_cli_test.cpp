@@ -10,13 +10,14 @@
 
 #include "command_runner.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFashionMnist = std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes/fashion_mnist.toml";
+const std::string kFashionMnist = std::string(orchestrate::build_paths::kSourceDir) + "/recipes/fashion_mnist.toml";
 // One epoch over the first 1,000 images (and 1,000 test images): a few seconds on a CPU.
 const std::string kShortRun = " --set run.epochs=1 --set run.batch_size=50 --set data.limit=1000 --set run.device=cpu --quiet";
 

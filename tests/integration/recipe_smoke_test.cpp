@@ -10,6 +10,7 @@
 
 #include "command_runner.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -24,7 +25,7 @@ TEST(RecipeSmoke, FinishesWithAFiniteLossAndIsRecordedAsASmokeRun) {
   ScratchDir dir;
   const std::string db = dir.file("orchestrate.db");
   const auto run = run_shell("cd " + dir.path().string() + " && env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB TMPDIR=" +
-                             dir.path().string() + " " + ORCHESTRATE_BIN + " run " + recipe + " --smoke --quiet --db " + db);
+                             dir.path().string() + " " + orchestrate::build_paths::kOrchestrateBin + " run " + recipe + " --smoke --quiet --db " + db);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("smoke: [data] "), std::string::npos) << run.output;
 

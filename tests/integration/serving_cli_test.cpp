@@ -12,6 +12,7 @@
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
 #include "run_store.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -31,7 +32,7 @@ class ServingCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new ScratchDir;
-    const std::string recipe = std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes/fashion_mnist_fast.toml";
+    const std::string recipe = std::string(orchestrate::build_paths::kSourceDir) + "/recipes/fashion_mnist_fast.toml";
     const auto trained = run_orchestrate(
         "run " + recipe + " -q --db " + db() + " --set run.epochs=1 --set data.limit=12000 --set run.threads=2" +
         " --set export.dir=" + repository() + " --set export.top_k=3");
@@ -158,7 +159,7 @@ TEST_F(ServingCli, ABareSafetensorsFileExportsWithTheRecipeThatBuildsItsModel) {
       << refused.output;
   EXPECT_FALSE(fs::exists(dir_->file("bare_repo")));
 
-  const std::string recipe = std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes/fashion_mnist_fast.toml";
+  const std::string recipe = std::string(orchestrate::build_paths::kSourceDir) + "/recipes/fashion_mnist_fast.toml";
   const auto bare = run_orchestrate("export serving " + recipe + " --checkpoint " + weights + " -o " +
                                     dir_->file("bare_repo") + " --name bare --top-k 3");
   ASSERT_EQ(bare.exit_code, 0) << bare.output;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "command_runner.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -24,7 +25,7 @@ TEST(ShippedRecipes, RecipesListsEveryRecipeWithItsFirstCommentLine) {
   const auto listed = run_orchestrate("recipes");
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   int count = 0;
-  for (const auto& entry : std::filesystem::directory_iterator(std::string(ORCHESTRATE_SOURCE_DIR) + "/recipes")) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(orchestrate::build_paths::kSourceDir) + "/recipes")) {
     if (entry.path().extension() != ".toml") continue;
     ++count;
     const std::string description = first_comment(entry.path());
@@ -44,7 +45,7 @@ TEST(ShippedRecipes, TheFrontEndListsThemWithoutTheEngineFromItsOwnPrefix) {
   ScratchDir dir;
   std::filesystem::create_directories(dir.path() / "bin");
   std::filesystem::create_directories(dir.path() / "share" / "orchestrate" / "recipes");
-  std::filesystem::copy_file(ORCHESTRATE_BIN, dir.path() / "bin" / "orchestrate");
+  std::filesystem::copy_file(orchestrate::build_paths::kOrchestrateBin, dir.path() / "bin" / "orchestrate");
   dir.write("share/orchestrate/recipes/tiny.toml", "# A tiny recipe.\nschema_version = 1\n");
   dir.write("share/orchestrate/recipes/notes.txt", "# not a recipe\n");
   const auto listed = run_shell((dir.path() / "bin" / "orchestrate").string() + " recipes");
@@ -94,7 +95,7 @@ enabled = true
 snapshots = "snapshots/run-1"
 )");
   const auto run = run_shell("cd " + dir.path().string() + " && env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB TMPDIR=" +
-                             dir.path().string() + " " + ORCHESTRATE_BIN + " run " + recipe + " --smoke --quiet --db " +
+                             dir.path().string() + " " + orchestrate::build_paths::kOrchestrateBin + " run " + recipe + " --smoke --quiet --db " +
                              dir.file("o.db"));
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_NE(run.output.find("smoke: [dim_reduce] stage 1's snapshots are not read: 3 snapshots of the initial weights "

@@ -11,6 +11,7 @@
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
+#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -196,7 +197,7 @@ at_end = false
 )");
   const auto run_with_cache = [&](const std::string& cache, const std::string& db) {
     const auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ORCHESTRATE_CACHE=" + cache + " " +
-                                  ORCHESTRATE_BIN + " run " + recipe + " --quiet --db " + dir.file(db) + " 2>&1");
+                                  orchestrate::build_paths::kOrchestrateBin + " run " + recipe + " --quiet --db " + dir.file(db) + " 2>&1");
     EXPECT_EQ(result.exit_code, 0) << result.output;
     return run_orchestrate("show 1 --db " + dir.file(db)).output;
   };

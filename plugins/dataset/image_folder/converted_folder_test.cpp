@@ -15,6 +15,7 @@
 #include "orchestrate/testing/plugin_under_test.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
+#include "build_paths.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ TEST(ConvertedFashionMnistFolder, EqualsTheIdxFilesExactly) {
   run_python(R"(
 import runpy, sys
 sys.argv = ["convert_dataset", "image_folder", "--out", ")" + out_dir + R"(", "--limit", ")" + std::to_string(kCount) + R"("]
-runpy.run_path(")" ORCHESTRATE_SOURCE_DIR R"(/scripts/convert_dataset", run_name="__main__")
+runpy.run_path(")" + std::string(orchestrate::build_paths::kSourceDir) + R"(/scripts/convert_dataset", run_name="__main__")
 )");
   run_python(R"(
 import gzip

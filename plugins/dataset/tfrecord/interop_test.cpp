@@ -22,6 +22,7 @@
 #include "orchestrate/tfrecord/crc32c.h"
 #include "orchestrate/tfrecord/record_framing.h"
 #include "tfrecord_testing.h"
+#include "build_paths.h"
 
 namespace orchestrate::tfrecord {
 namespace {
@@ -284,7 +285,7 @@ TEST(TfRecordInterop, ConvertedFashionMnistEqualsTheIdxFiles) {
   run_python(R"(
 import runpy, sys
 sys.argv = ["convert_dataset", "tfrecord", "--out", ")" + out_dir + R"(", "--limit", "50", "--train-shards", "3", "--test-shards", "2"]
-runpy.run_path(")" ORCHESTRATE_SOURCE_DIR R"(/scripts/convert_dataset", run_name="__main__")
+runpy.run_path(")" + std::string(orchestrate::build_paths::kSourceDir) + R"(/scripts/convert_dataset", run_name="__main__")
 )");
   run_python(R"(
 import gzip
@@ -324,7 +325,7 @@ TEST(TfRecordInterop, ConvertedToJpegReadsBackWithinJpegLoss) {
   run_python(R"(
 import runpy, sys
 sys.argv = ["convert_dataset", "tfrecord", "--out", ")" + out_dir + R"(", "--limit", "20", "--train-shards", "2", "--test-shards", "1", "--format", "jpeg", "--quality", "95"]
-runpy.run_path(")" ORCHESTRATE_SOURCE_DIR R"(/scripts/convert_dataset", run_name="__main__")
+runpy.run_path(")" + std::string(orchestrate::build_paths::kSourceDir) + R"(/scripts/convert_dataset", run_name="__main__")
 from tfrecord import example_pb2
 from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import PyRecordReader_New
 reader = PyRecordReader_New(")" + out_dir + R"(/train-00000-of-00002")
