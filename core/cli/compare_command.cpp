@@ -13,6 +13,7 @@ int compare_command(const std::vector<std::string>& arguments) {
   po::options_description options("compare options");
   options.add_options()("runs", po::value<std::vector<std::string>>()->multitoken(),
                         "two or more run ids or names (a name: its newest run)")(
+      "all", po::bool_switch(), "every metric, the equal ones too (by default only those that differ)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   add_db_option(options);
   po::positional_options_description positional;
@@ -29,7 +30,7 @@ int compare_command(const std::vector<std::string>& arguments) {
     const RunSummary run = find_run_or_throw(store, id);
     runs.push_back({store.run_details(run), throughput_of(store, run)});
   }
-  std::cout << render(comparison_table(runs), format);
+  std::cout << render(comparison_table(runs, values["all"].as<bool>()), format);
   return 0;
 }
 

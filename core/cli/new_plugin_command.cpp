@@ -57,11 +57,24 @@ int new_plugin_command(const std::vector<std::string>& arguments) {
   for (const auto& path : written) std::cout << "  " << path.string() << "\n";
   const auto source = shell_word(dir.string());
   const auto build = shell_word((dir / "build").string());
+  // The SDK's CMake package is in an install tree only. Run from a build
+  // tree (its CMakeCache.txt beside bin/), the SDK is installed from it
+  // first, into the build tree's sdk/ (the commands had named the build
+  // tree itself, where CMake finds no package).
+  std::string prefix = install_prefix();
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(std::filesystem::path(prefix) / "CMakeCache.txt", ec)) {
+    const std::string build_tree = prefix;
+    prefix = (std::filesystem::path(build_tree) / "sdk").string();
+    std::cout << "this orchestrate runs from its build tree; install its SDK once (the CMake package is in an "
+                 "install tree only):\n"
+              << "  cmake --install " << shell_word(build_tree) << " --prefix " << shell_word(prefix) << "\n";
+  }
   // The SDK's package finds the LibTorch it was built with, so the prefix
   // alone is the search path, from any shell.
   std::cout << "build it against this orchestrate and run its tests (smoke.toml, a few training steps; orchestrate conformance):\n"
             << "  cmake -S " << source << " -B " << build << " -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="
-            << shell_word(install_prefix()) << "\n"
+            << shell_word(prefix) << "\n"
             << "  cmake --build " << build << " --parallel && ctest --test-dir " << build << " --output-on-failure\n";
   return 0;
 }

@@ -92,15 +92,23 @@ bool parse_options(const std::string& command, const std::string& usage, const p
     // Boost names a missing positional argument as the option behind it
     // ("the option '--recipe' is required"), which the user never typed nor
     // saw in the usage line: name it as the usage line does.
+    // Boost checks the required options in name order: a missing RECIPE is
+    // named before a missing --checkpoint, as the usage line orders them.
     std::string name = e.get_option_name();
     name.erase(0, name.find_first_not_of('-'));
-    const std::vector<std::string> positionals = positional_names(positional);
-    if (std::find(positionals.begin(), positionals.end(), name) != positionals.end()) {
-      const po::option_description* option = all.find_nothrow(name, false);
-      const std::string what = option && !option->description().empty() ? ", " + option->description() : "";
-      throw UsageError(command + ": missing " + argument_name(name) + what + " (" + usage_hint(command, usage) + ")");
+    for (const std::string& argument : positional_names(positional)) {
+      const po::option_description* option = all.find_nothrow(argument, false);
+      if (!values.count(argument) && option && option->semantic()->is_required()) {
+        name = argument;
+        break;
+      }
     }
-    throw UsageError(command + ": " + e.what() + " (see orchestrate " + command + " --help)");
+    const po::option_description* option = all.find_nothrow(name, false);
+    const std::string what = option && !option->description().empty() ? ", " + option->description() : "";
+    const std::vector<std::string> positionals = positional_names(positional);
+    const bool is_positional = std::find(positionals.begin(), positionals.end(), name) != positionals.end();
+    throw UsageError(command + ": missing " + (is_positional ? argument_name(name) : "--" + name) + what + " (" +
+                     usage_hint(command, usage) + ")");
   } catch (const po::too_many_positional_options_error&) {
     throw UsageError(command + ": " + surplus_argument_problem(arguments) + " (" + usage_hint(command, usage) + ")");
   } catch (const po::error& e) {

@@ -74,6 +74,14 @@ int regressions_report(const po::variables_map& values, const RunSelection& sele
     runs = select_runs(store, selection, "report");
   }
   const auto rows = find_regressions(store, runs, threshold / 100);
+  if (rows.empty() && format == TableFormat::table) {
+    // A table of headers alone had told a person nothing; programs (csv,
+    // json) still get the empty table their parser expects.
+    std::cout << "nothing to compare: none of the " << runs.size() << " run" << (runs.size() == 1 ? "" : "s")
+              << " selected has an earlier run of the same recipe on the same machine, device and world size "
+                 "(train a recipe again, then report regressions)\n";
+    return 0;
+  }
   std::cout << render(regressions_table(rows), format);
   const auto flagged = std::count_if(rows.begin(), rows.end(), [](const auto& row) { return row.flagged; });
   if (flagged == 0) return 0;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +24,7 @@
 #include "orchestrate/shell_word.h"
 #include "recipe.h"
 #include "reports.h"
+#include "run_summary.h"
 #include "resume.h"
 #include "checkpointer.h"
 #include "run_hooks.h"
@@ -38,20 +40,31 @@ namespace orchestrate::cli {
 
 namespace {
 
-void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunStore& store) {
+// `files_removed`: a finished smoke run's checkpoints and exports, in its
+// scratch directory, are removed next; their paths are not printed.
+void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunStore& store, bool files_removed) {
   std::cout << "run " << outcome.run_id << " '" << recipe.run_name() << "' " << to_string(outcome.status) << " after "
-            << outcome.steps << " steps in " << std::fixed << std::setprecision(1) << outcome.wall_s << " s";
+            << outcome.steps << " steps in " << std::fixed << std::setprecision(1) << outcome.wall_s << " s\n";
+  std::string metrics;
   for (const char* metric : {"eval/top1", "eval/top5", "eval/loss", "train/loss"}) {
-    if (auto it = outcome.final_metrics.find(metric); it != outcome.final_metrics.end())
-      std::cout << "  " << metric << " " << std::setprecision(4) << it->second;
+    if (auto it = outcome.final_metrics.find(metric); it != outcome.final_metrics.end()) {
+      std::ostringstream value;
+      value << std::fixed << std::setprecision(4) << it->second;
+      metrics += "  " + std::string(metric) + " " + value.str();
+    }
   }
-  if (!outcome.checkpoint.empty()) std::cout << "\ncheckpoint " << outcome.checkpoint;
-  if (!outcome.exported.empty()) std::cout << "\nserving export " << outcome.exported;
+  if (!metrics.empty()) std::cout << metrics << "\n";
+  if (!outcome.checkpoint.empty() && !files_removed) std::cout << "\ncheckpoint " << outcome.checkpoint;
+  if (!outcome.exported.empty() && !files_removed) std::cout << "\nserving export " << outcome.exported;
   if (outcome.status == RunStatus::interrupted && !outcome.checkpoint.empty())
     std::cout << "\ncontinue it with --resume: orchestrate run " << recipe.path << " --resume " << outcome.run_id;
-  std::cout << "\nrecorded in " << store.path() << " (orchestrate runs --db " << store.path() << ")\n\n";
-  if (auto summary = store.find_run(std::to_string(outcome.run_id)))
-    std::cout << render(throughput_table({throughput_of(store, *summary)}), TableFormat::table);
+  std::cout << "\nrecorded in " << store.path() << "\n\n";
+  if (auto summary = store.find_run(std::to_string(outcome.run_id))) {
+    const ThroughputRow row = throughput_of(store, *summary);
+    std::cout << run_summary(row, bottleneck_verdict(row, run_facts(store, *summary)),
+                             "orchestrate report throughput " + std::to_string(outcome.run_id) + " --db " +
+                                 shell_word(store.path()));
+  }
 }
 
 // --format json: the outcome as one JSON object on stdout, for a sweep
@@ -274,7 +287,7 @@ int run_command(const std::vector<std::string>& arguments) {
   }
   const TrainOutcome outcome = train(recipe, registry, scratch ? scratch->store() : store, train_options);
   if (leader && wants_json(values)) print_outcome_json(outcome, recipe, store);
-  else if (leader) print_outcome(outcome, recipe, store);
+  else if (leader) print_outcome(outcome, recipe, store, smoke_overrides && outcome.status == RunStatus::finished);
   if (outcome.status == RunStatus::finished) remove_scratch(smoke_overrides);  // kept to look at otherwise
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;
 }

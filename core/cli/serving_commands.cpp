@@ -114,10 +114,25 @@ int export_serving(const po::variables_map& values) {
   });
 }
 
-// The Python that converts to ONNX: $ORCHESTRATE_PYTHON, else python3 on PATH.
-std::string onnx_python() {
-  const char* configured = std::getenv("ORCHESTRATE_PYTHON");
-  return configured && *configured ? configured : "python3";
+#ifndef ORCHESTRATE_SETUP_PYTHON
+#define ORCHESTRATE_SETUP_PYTHON ""
+#endif
+
+// The Python that converts to ONNX, and why that one: $ORCHESTRATE_PYTHON
+// (the user's choice), else the environment scripts/setup made for this
+// build, which has torch, onnx and onnxruntime (python3 on PATH seldom has:
+// a new user's first export failed), else python3 on PATH.
+struct OnnxPython {
+  std::string path;
+  std::string chosen_as;
+};
+OnnxPython onnx_python() {
+  if (const char* configured = std::getenv("ORCHESTRATE_PYTHON"); configured && *configured)
+    return {configured, "$ORCHESTRATE_PYTHON"};
+  std::error_code error;
+  if (const std::string setup = ORCHESTRATE_SETUP_PYTHON; !setup.empty() && fs::is_regular_file(setup, error))
+    return {setup, "the environment scripts/setup made"};
+  return {"python3", "python3 on PATH"};
 }
 
 int export_onnx_file(const po::variables_map& values) {
@@ -126,13 +141,15 @@ int export_onnx_file(const po::variables_map& values) {
     settings.path = values["output"].as<std::string>();
     settings.top_k = values["top-k"].as<std::int64_t>();
     settings.opset = values["opset"].as<int>();
-    settings.python = onnx_python();
+    const OnnxPython python = onnx_python();
+    settings.python = python.path;
     if (settings.top_k < 1) throw UsageError("export onnx: --top-k must be at least 1");
     const OnnxExport exported = export_onnx(servable, settings);
     std::cout << "exported " << described << " to " << exported.path << " (ONNX opset " << settings.opset
               << ": images -> logits, topk_indices, topk_confidences)\n  checked with onnxruntime "
               << exported.onnxruntime_version << " against the TorchScript: logits within "
-              << exported.max_logit_difference << "\n";
+              << exported.max_logit_difference << "\n  converted by " << python.path << " ("
+              << python.chosen_as << ")\n";
     return 0;
   });
 }

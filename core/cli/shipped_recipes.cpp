@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <fstream>
 
+#include "orchestrate/closest_match.h"
+#include "orchestrate/error.h"
+
 namespace orchestrate::cli {
 
 std::filesystem::path shipped_recipe_dir() {
@@ -52,6 +55,15 @@ std::string recipe_file_or_shipped(const std::string& given) {
   std::error_code error;
   if (std::filesystem::exists(given, error)) return given;
   if (auto shipped = find_shipped_recipe(given)) return shipped->string();
+  // A bare name near a shipped recipe's is a typo of it, not a missing file.
+  if (given.find('/') == std::string::npos) {
+    std::vector<std::string> names;
+    for (const auto& recipe : shipped_recipes()) names.push_back(recipe.name);
+    const std::string stem = std::filesystem::path(given).stem().string();
+    if (const std::string nearest = closest_match(stem, names); !nearest.empty())
+      throw RecipeError(given + ": no such recipe file or shipped recipe; did you mean the shipped recipe '" +
+                        nearest + "'? (orchestrate recipes lists them)");
+  }
   return given;
 }
 

@@ -1,6 +1,7 @@
 #include "orchestrate/closest_match.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace orchestrate {
 namespace {
@@ -25,14 +26,18 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }  // namespace
 
 std::string closest_match(std::string_view name, const std::vector<std::string>& candidates) {
+  // Ranked by (closeness, edit distance): a name that contains the typed one,
+  // or that it contains, counts as one edit away, and among those the one
+  // nearest by edit distance wins ("resnet": resnet_v1, not inception_resnet_v2).
   std::string best;
-  size_t best_distance = std::max<size_t>(2, name.size() / 2) + 1;  // beyond this, a suggestion misleads
+  std::pair<size_t, size_t> best_rank{std::max<size_t>(2, name.size() / 2) + 1, 0};  // beyond this, a suggestion misleads
   for (const auto& candidate : candidates) {
-    size_t d = edit_distance(name, candidate);
+    const size_t distance = edit_distance(name, candidate);
+    size_t closeness = distance;
     if (candidate.find(name) != std::string::npos || std::string_view(name).find(candidate) != std::string_view::npos)
-      d = std::min<size_t>(d, 1);
-    if (d < best_distance) {
-      best_distance = d;
+      closeness = std::min<size_t>(closeness, 1);
+    if (const std::pair rank{closeness, distance}; rank < best_rank) {
+      best_rank = rank;
       best = candidate;
     }
   }

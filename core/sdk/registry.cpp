@@ -32,6 +32,12 @@ std::string join(const std::vector<std::string>& items) {
   for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
   return out.empty() ? "(none)" : out;
 }
+
+// "an optimizer", "a model".
+std::string with_article(ComponentKind kind) {
+  const std::string name = to_string(kind);
+  return (std::string_view("aeiou").find(name[0]) != std::string_view::npos ? "an " : "a ") + name;
+}
 }  // namespace
 
 void throw_unknown_component(ComponentKind kind, const std::string& name, const std::vector<std::string>& known) {
@@ -80,6 +86,24 @@ const ComponentInfo& Registry::component(ComponentKind kind, const std::string& 
   for (const auto* info : components(kind)) {
     if (info->name == name) return *info;
     known.push_back(info->name);
+  }
+  // The name may be right and the kind wrong (LARS is an optimizer_wrapper):
+  // then that is the answer, unless this kind has a near name ([model]
+  // plugin = "resnet" means resnet_v1, though "resnet" is a preprocessing).
+  for (const ComponentKind other : all_component_kinds()) {
+    if (other == kind) continue;
+    for (const auto* info : components(other)) {
+      if (info->name != name) continue;
+      const std::string describe = "(orchestrate describe " + std::string(to_string(other)) + " " + name + ")";
+      if (closest_match(name, known).empty())
+        throw PluginError(std::string("unknown ") + to_string(kind) + " '" + name + "': '" + name + "' is " +
+                          with_article(other) + ", not " + with_article(kind) + " " + describe);
+      try {
+        throw_unknown_component(kind, name, known);
+      } catch (const PluginError& e) {
+        throw PluginError(std::string(e.what()) + "; '" + name + "' is " + with_article(other) + " " + describe);
+      }
+    }
   }
   throw_unknown_component(kind, name, known);
 }

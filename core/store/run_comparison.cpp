@@ -80,12 +80,18 @@ void add_recipe_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>&
   for (auto& [key, cells] : recipe_differences(details)) builder.row("recipe", key, std::move(cells));
 }
 
-void add_metric_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>& runs) {
+void add_metric_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>& runs, bool every_metric) {
   std::set<std::string> metrics;
   for (const ComparedRun& run : runs)
     for (const auto& [name, value] : run.details.summary.final_metrics) metrics.insert(name);
+  // Two runs of one recipe had listed some 20 equal metric rows.
+  const auto add_row = [&](const std::string& what, const std::string& key,
+                           const std::function<Cell(const ComparedRun&)>& cell_of) {
+    if (every_metric) builder.row(what, key, cell_of);
+    else builder.row_if_different(what, key, cell_of);
+  };
   for (const std::string& metric : metrics) {
-    builder.row("final", metric, [&](const ComparedRun& run) {
+    add_row("final", metric, [&](const ComparedRun& run) {
       const auto& finals = run.details.summary.final_metrics;
       const auto found = finals.find(metric);
       return found == finals.end() ? Cell() : number_cell(found->second, 4);
@@ -93,7 +99,7 @@ void add_metric_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>&
   }
   for (const std::string& metric : metrics) {
     if (metric.starts_with("time/")) continue;  // a time is measured once, nothing to be best at
-    builder.row("best", metric, [&](const ComparedRun& run) {
+    add_row("best", metric, [&](const ComparedRun& run) {
       const auto& extremes = run.details.metric_extremes;
       const auto found = extremes.find(metric);
       if (found == extremes.end()) return Cell();
@@ -169,10 +175,10 @@ bool lower_is_better(const std::string& metric) {
   return metric.find("loss") != std::string::npos || metric.find("error") != std::string::npos;
 }
 
-Table comparison_table(const std::vector<ComparedRun>& runs) {
+Table comparison_table(const std::vector<ComparedRun>& runs, bool every_metric) {
   ComparisonBuilder builder(runs);
   add_recipe_rows(builder, runs);
-  add_metric_rows(builder, runs);
+  add_metric_rows(builder, runs, every_metric);
   add_throughput_rows(builder);
   add_plugin_rows(builder, runs);
   add_environment_rows(builder);

@@ -23,13 +23,14 @@ struct ComparedRun {
 // then one per run, headed by its name (name#id where names repeat). Rows, in
 // that order of `what`:
 //   recipe       each dotted recipe key whose value differs (missing: null);
-//   final, best  every metric any run has (best: the lowest of a loss or
-//                error, the highest of the rest; not for time/ metrics);
+//   final, best  each metric whose value differs, every one with
+//                `every_metric` (best: the lowest of a loss or error, the
+//                highest of the rest; not for time/ metrics);
 //   throughput   median images/s over the steady state, steps, wall_s;
 //   plugin       each plugin whose version or SHA-256 differs ("1.0.0 3f2a9c0d1e2b");
 //   environment  orchestrate, LibTorch, host, device, world size, git revision where they differ.
 // Needs two runs or more.
-Table comparison_table(const std::vector<ComparedRun>& runs);
+Table comparison_table(const std::vector<ComparedRun>& runs, bool every_metric = false);
 
 // The dotted resolved-recipe keys whose values differ between `runs`, in key
 // order, each with one cell per run (null where a run lacks the key): the

@@ -50,7 +50,11 @@ TEST(RunComparisonTest, ShowsOnlyTheRecipeKeysThatDifferBesideTheMetrics) {
   EXPECT_TRUE(row_of(table, "recipe", "schedule.boundaries").empty());
   EXPECT_EQ(row_of(table, "final", "eval/top1"), (std::vector<std::string>{"0.8000", "0.6000"}));
   EXPECT_EQ(row_of(table, "best", "eval/top1"), (std::vector<std::string>{"0.8100", "0.6100"})) << "highest";
-  EXPECT_EQ(row_of(table, "best", "train/loss"), (std::vector<std::string>{"0.4000", "0.4000"})) << "lowest";
+  EXPECT_TRUE(row_of(table, "best", "train/loss").empty()) << "equal metrics are left out";
+  EXPECT_TRUE(row_of(table, "final", "train/loss").empty());
+  const Table every = comparison_table(runs, /*every_metric=*/true);
+  EXPECT_EQ(row_of(every, "best", "train/loss"), (std::vector<std::string>{"0.4000", "0.4000"})) << "lowest";
+  EXPECT_EQ(row_of(every, "final", "train/loss"), (std::vector<std::string>{"0.5000", "0.5000"}));
   EXPECT_TRUE(row_of(table, "best", "time/eval_s").empty());
   EXPECT_EQ(row_of(table, "throughput", "median images/s"), (std::vector<std::string>{"1001.0", "1002.0"}));
   EXPECT_EQ(row_of(table, "throughput", "wall_s"), (std::vector<std::string>{"12.0", "12.0"}));

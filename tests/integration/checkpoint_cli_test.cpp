@@ -111,7 +111,20 @@ TEST(CheckpointCli, TheSameResumeAutoCommandStartsAndThenContinues) {
   const auto again = run_orchestrate(command + " --quiet");
   ASSERT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("run 1 'cli_resume' finished after 256 steps"), std::string::npos) << again.output;
+  // Its first line says what it continues, --quiet or not.
+  EXPECT_EQ(again.output.rfind("resuming run 1 from step ", 0), 0u) << again.output;
+  EXPECT_NE(again.output.find(" of 256"), std::string::npos) << again.output;
+  EXPECT_NE(again.output.find("(checkpoint "), std::string::npos) << again.output;
   EXPECT_EQ(RunStore(db, StoreAccess::read_only).list_runs().size(), 1u);
+  // The same command once the run has finished: nothing to train, and its
+  // end checkpoint is not saved a second time.
+  const auto checkpoints_before = RunStore(db, StoreAccess::read_only).checkpoints(1).size();
+  const auto finished = run_orchestrate(command + " --quiet");
+  ASSERT_EQ(finished.exit_code, 0) << finished.output;
+  EXPECT_NE(finished.output.find("resuming run 1 from step 256 of 256"), std::string::npos) << finished.output;
+  EXPECT_NE(finished.output.find("run had already finished at step 256: nothing to train"), std::string::npos)
+      << finished.output;
+  EXPECT_EQ(RunStore(db, StoreAccess::read_only).checkpoints(1).size(), checkpoints_before);
 }
 
 // The --nproc launcher passes SIGUSR1 on to its workers: the job stops as one.

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <sstream>
 
 #include "command_runner.h"
 #include "orchestrate/api.h"
@@ -105,6 +106,13 @@ TEST(Cli, MissingAndSurplusArgumentsAreNamedAsTheUsageNamesThem) {
        "orchestrate: error: run: --set takes table.key=value: write --set optimizer.lr=0.01 (usage: orchestrate run "
        "RECIPE [options])\n"},
       {"run one.toml two.toml", "orchestrate: error: run: too many arguments (usage: orchestrate run RECIPE [options])\n"},
+      // The positional argument first, as the usage line orders them; then the named option, as it is typed.
+      {"eval",
+       "orchestrate: error: eval: missing RECIPE, recipe TOML file, or the name of a shipped recipe (orchestrate "
+       "recipes) (usage: orchestrate eval RECIPE --checkpoint PATH [options])\n"},
+      {"eval recipes/fashion_mnist.toml",
+       "orchestrate: error: eval: missing --checkpoint, the weights: a checkpoint directory, a run id or name (its "
+       "newest checkpoint), or a .safetensors file (usage: orchestrate eval RECIPE --checkpoint PATH [options])\n"},
   };
   for (const auto& c : cases) {
     const auto result = run_orchestrate(c.arguments);
@@ -246,6 +254,15 @@ TEST(Cli, PluginsAndDescribe) {
   EXPECT_NE(unknown.output.find("orchestrate: error: unknown optimizer 'adamx'; did you mean 'adam'? (known: "),
             std::string::npos)
       << unknown.output;
+
+  // The right name of another kind: that kind, not a near name of this one.
+  auto lars = run_orchestrate("describe optimizer lars");
+  EXPECT_EQ(lars.exit_code, 3);
+  EXPECT_EQ(lars.output, "orchestrate: error: unknown optimizer 'lars': 'lars' is an optimizer_wrapper, not an "
+                         "optimizer (orchestrate describe optimizer_wrapper lars)\n");
+  // Names that contain the typed one rank by edit distance.
+  auto resnet = run_orchestrate("describe model resnet");
+  EXPECT_NE(resnet.output.find("unknown model 'resnet'; did you mean 'resnet_v1'?"), std::string::npos) << resnet.output;
 }
 
 TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
@@ -281,7 +298,15 @@ TEST(Cli, TrainsAndRecordsRunWithStepTimings) {
   auto result = run_orchestrate("run " + recipe + " --db " + db + " --quiet");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_NE(result.output.find("recorded in " + db), std::string::npos) << result.output;
-  EXPECT_NE(result.output.find("images_per_s"), std::string::npos) << result.output;
+  // The end-of-run summary reads on a terminal: no line wider than 100
+  // columns (the path lines aside, as long as the scratch directory's path),
+  // images/s, the phases, what limits the run, and the full report's command.
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(dir.path().string()) == std::string::npos) EXPECT_LE(line.size(), 100u) << line;
+  for (const std::string& expected : std::vector<std::string>{"\nthroughput  ", " img/s (median step ", "\nstep time   data wait ",
+                                     "\nlimit       ", "\nfull report orchestrate report throughput 1 --db " + db})
+    EXPECT_NE(result.output.find(expected), std::string::npos) << expected << "\n" << result.output;
 
   RunStore store(db);
   auto run = store.find_run("mock_lenet");

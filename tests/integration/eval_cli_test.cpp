@@ -177,7 +177,7 @@ TEST(EvalCli, RefusalsAreOneLineWithTheirExitCodeAndRecordNoRun) {
        2},
       {"--checkpoint " + checkpoint + " --set eval.enabled=false",
        "[eval] enabled = false: the recipe has no evaluation to run", 2},
-      {"", "the option '--checkpoint' is required but missing", 2},
+      {"", "eval: missing --checkpoint, the weights: ", 2},
   };
   for (const auto& refusal : refusals) {
     const auto result = run_orchestrate("eval " + recipe + " " + refusal.arguments + " --db " + db);

@@ -310,6 +310,11 @@ TEST(QueryCli, ReportRegressionsFlagsAnInjectedSlowRunWithExitCode4) {
   EXPECT_EQ(run_orchestrate("report regressions --name 'nightly_*' --db " + db).exit_code, 0);
   EXPECT_EQ(run_orchestrate("report regressions --threshold 40 --db " + db).exit_code, 0) << "a 23 % drop";
   EXPECT_EQ(run_orchestrate("report regressions --threshold -1 --db " + db).exit_code, 2);
+  // The first run of a recipe has nothing to be compared with: a sentence, not bare column headers.
+  const auto alone = run_orchestrate("report regressions --name nightly_1 --db " + db);
+  EXPECT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_EQ(alone.output, "nothing to compare: none of the 1 run selected has an earlier run of the same recipe on "
+                          "the same machine, device and world size (train a recipe again, then report regressions)\n");
 }
 
 }  // namespace

@@ -184,14 +184,18 @@ TEST_F(ServingCli, ABareSafetensorsFileExportsWithTheRecipeThatBuildsItsModel) {
 
 // export onnx: the same model as an ONNX file that onnxruntime runs to the
 // TorchScript's outputs, self-describing (labels and preprocessing in its
-// metadata); converted by the project's Python (torch.onnx), as a user's
-// $ORCHESTRATE_PYTHON would.
+// metadata); converted out of the box, with no $ORCHESTRATE_PYTHON, by the
+// environment scripts/setup made (python3 on PATH has no torch).
 TEST_F(ServingCli, ExportOnnxRunsInOnnxruntimeAsTheTorchScriptDoes) {
-  setenv("ORCHESTRATE_PYTHON", ORCHESTRATE_PYTHON, /*overwrite=*/1);
+  unsetenv("ORCHESTRATE_PYTHON");
   const std::string onnx = dir_->file("onnx/fashion.onnx");
   const auto exported = run_orchestrate("export onnx 1 --db " + db() + " -o " + onnx + " --top-k 3");
   ASSERT_EQ(exported.exit_code, 0) << exported.output;
   EXPECT_NE(exported.output.find("checked with onnxruntime"), std::string::npos) << exported.output;
+  EXPECT_NE(exported.output.find("converted by " + std::string(ORCHESTRATE_PYTHON) +
+                                 " (the environment scripts/setup made)"),
+            std::string::npos)
+      << exported.output;
   const std::string checked = run_python(R"PY(
 import json, numpy as np, onnx, onnxruntime, torch
 model = onnx.load(")PY" + onnx + R"PY(")
@@ -214,7 +218,8 @@ print("ok", float(np.abs(logits - expected[0].numpy()).max()))
 )PY");
   EXPECT_EQ(checked.rfind("ok ", 0), 0u) << checked;
 
-  // A Python without torch (no site-packages at all) is one line naming what to install.
+  // $ORCHESTRATE_PYTHON wins; one without torch (no site-packages at all) is
+  // one line naming what to install.
   const std::string bare_python = dir_->write("bare_python", "#!/bin/sh\nexec python3 -S \"$@\"\n");
   fs::permissions(bare_python, fs::perms::owner_exec, fs::perm_options::add);
   setenv("ORCHESTRATE_PYTHON", bare_python.c_str(), 1);

@@ -72,6 +72,20 @@ TEST(ShippedRecipes, RunTakesAShippedRecipeByNameAndSmokeChangesOnlyWhatItSays) 
     EXPECT_NE(transfer.output.find(expected), std::string::npos) << expected << "\n" << transfer.output;
 }
 
+// A mistyped recipe name gets the shipped recipe it is nearest, in one
+// line, where it had got only "recipe file not found".
+TEST(ShippedRecipes, AMistypedNameSuggestsTheNearestShippedRecipe) {
+  const auto typo = run_orchestrate("run fashion_mnst --dry-run");
+  EXPECT_EQ(typo.exit_code, 2) << typo.output;
+  EXPECT_EQ(typo.output, "orchestrate: error: fashion_mnst: no such recipe file or shipped recipe; did you mean the "
+                         "shipped recipe 'fashion_mnist'? (orchestrate recipes lists them)\n");
+  // A path, or a name like no shipped one, still says the file is missing.
+  const auto path = run_orchestrate("run ./fashion_mnst.toml --dry-run");
+  EXPECT_NE(path.output.find("recipe file not found"), std::string::npos) << path.output;
+  const auto unrelated = run_orchestrate("run zzzzzzzz --dry-run");
+  EXPECT_NE(unrelated.output.find("recipe file not found"), std::string::npos) << unrelated.output;
+}
+
 // Dimension-reduce training's stage 2 (the lead's dim_reduce.toml, once
 // shipped) smoke-runs without its stage 1: stand-in snapshots, its own PCA.
 TEST(ShippedRecipes, SmokeRunsAStage2WithoutItsStage1) {
@@ -103,6 +117,13 @@ snapshots = "snapshots/run-1"
             std::string::npos)
       << run.output;
   EXPECT_NE(run.output.find("finished after 2 steps"), std::string::npos) << run.output;
+  // The scratch directory goes when the run finishes, and no path into it is printed.
+  EXPECT_NE(run.output.find("(removed when the run finishes; kept to look at when it fails or is interrupted)"),
+            std::string::npos)
+      << run.output;
+  EXPECT_EQ(run.output.find("\ncheckpoint "), std::string::npos) << run.output;
+  const auto scratch_parent = dir.path() / "orchestrate-smoke";
+  EXPECT_TRUE(!std::filesystem::exists(scratch_parent) || std::filesystem::is_empty(scratch_parent)) << run.output;
   const auto shown = run_orchestrate("show 1 --db " + dir.file("o.db"));
   EXPECT_NE(shown.output.find("PCA of 3 weight snapshots"), std::string::npos) << shown.output;
 }

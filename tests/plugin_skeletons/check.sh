@@ -100,3 +100,15 @@ env -i PATH=/usr/bin:/bin HOME="$HOME" bash -euc "$printed" >"$scratch/printed.l
   { cat "$scratch/printed.log"; fail "the printed commands failed"; }
 grep -q "^CMAKE_BUILD_TYPE:STRING=Release" "$scratch/printed/build/CMakeCache.txt" || fail "the printed build is not Release"
 echo "the printed commands built and tested printed_hook from a bare environment in $(seconds_since "$start") s"
+
+# The same from the main build tree, whose prefix holds no CMake package: the
+# printed commands install the SDK from it first, then build against that.
+"$build/bin/orchestrate" new-plugin hook build_tree_hook "$scratch/from_build" >"$scratch/from_build.txt"
+grep -qF -- "cmake --install $build --prefix $build/sdk" "$scratch/from_build.txt" ||
+  fail "new-plugin from the build tree printed no SDK install: $(cat "$scratch/from_build.txt")"
+printed=$(sed -n 's/^  \(cmake .*\)$/\1/p' "$scratch/from_build.txt")
+[ "$(printf '%s\n' "$printed" | wc -l)" = 3 ] || fail "new-plugin printed no build commands: $(cat "$scratch/from_build.txt")"
+start=$(date +%s)
+env -i PATH=/usr/bin:/bin HOME="$HOME" bash -euc "$printed" >"$scratch/from_build.log" 2>&1 ||
+  { cat "$scratch/from_build.log"; fail "the commands printed from the build tree failed"; }
+echo "the commands printed from the build tree installed the SDK, built and tested build_tree_hook in $(seconds_since "$start") s"

@@ -1,5 +1,6 @@
 #include "recipe.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -160,6 +161,9 @@ class RecipeReader {
     for (const auto& list : spec.lists) known.push_back(list.name);
     // Without its component the table's keys cannot be judged; the plugin problem is reported.
     if (node && !(spec.kind && values.plugin.empty())) {
+      // A TOML table iterates in key order (k0, k1, k10, k100, ...); the
+      // unknown keys are reported in the order of the file, --set ones first.
+      std::vector<std::pair<std::pair<toml::source_index, toml::source_index>, std::string>> unknown;
       for (const auto& [key, value] : *node) {
         const std::string name(key.str());
         if ((spec.kind && name == "plugin") || spec.schema.find(name) || (component && component->schema.find(name)))
@@ -168,9 +172,14 @@ class RecipeReader {
         for (const auto& list : spec.lists) is_list = is_list || list.name == name;
         if (is_list) continue;
         const std::string owner = component ? " for " + std::string(to_string(*spec.kind)) + " '" + values.plugin + "'" : "";
-        problem(at(value, key.source()) + label + " unknown key '" + name + "'" + owner + did_you_mean(name, known) +
-                " (known: " + (known.empty() ? "none" : join(known)) + ")");
+        const auto& where = key.source().begin;
+        unknown.push_back({{where.line, where.column},
+                           at(value, key.source()) + label + " unknown key '" + name + "'" + owner +
+                               did_you_mean(name, known) + " (known: " + (known.empty() ? "none" : join(known)) + ")"});
       }
+      std::stable_sort(unknown.begin(), unknown.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (auto& [position, text] : unknown) problem(std::move(text));
     }
     const std::size_t before = problems_.size();
     values.core = resolve_keys(spec.schema, node, label, label);

@@ -211,6 +211,35 @@ TEST_F(RecipeTest, UnknownPluginListsKnownAndClosest) {
                                 ":10:10: [optimizer] plugin: unknown optimizer 'adamx'; did you mean 'adam'? (known: adam)");
 }
 
+TEST_F(RecipeTest, AComponentOfAnotherKindIsNamedAsSuch) {
+  std::string text = kValid;
+  text.replace(text.find("\"adam\""), 6, "\"lars\"");
+  EXPECT_EQ(error_of(text), write(text) + ":10:10: [optimizer] plugin: unknown optimizer 'lars': 'lars' is an "
+                                          "optimizer_wrapper, not an optimizer (orchestrate describe optimizer_wrapper lars)");
+}
+
+TEST_F(RecipeTest, TheSuggestionIsTheNearestOfTheNamesThatContainTheTypedOne) {
+  registry.models().add("inception_resnet_v2", "", {}, nullptr);
+  registry.models().add("resnet_v1", "", {}, nullptr);
+  std::string text = kValid;
+  text.replace(text.find("\"tiny\""), 6, "\"resnet\"");
+  EXPECT_NE(error_of(text).find("unknown model 'resnet'; did you mean 'resnet_v1'?"), std::string::npos)
+      << error_of(text);
+}
+
+TEST_F(RecipeTest, UnknownKeysAreListedInTheOrderOfTheFile) {
+  std::string text = kValid;
+  for (int i = 0; i < 12; ++i) text += "k" + std::to_string(i) + " = 1\n";
+  const std::string error = error_of(text);
+  std::size_t previous = 0;
+  for (int i = 0; i < 12; ++i) {
+    const std::size_t at = error.find("unknown key 'k" + std::to_string(i) + "'");
+    ASSERT_NE(at, std::string::npos) << error;
+    EXPECT_GT(at, previous) << "k" << i << " out of file order:\n" << error;
+    previous = at;
+  }
+}
+
 TEST_F(RecipeTest, SyntaxErrorGivesLine) {
   std::string text = kValid;
   text += "oops = \n";

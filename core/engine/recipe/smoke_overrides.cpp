@@ -311,7 +311,7 @@ void redirect_files(toml::table& root, const fs::path& scratch, std::vector<std:
     }
     redirected.push_back("weight snapshots");
   }
-  notes.push_back(join(redirected) + " go to " + scratch.string() + " (removed when the run finishes)");
+  notes.push_back(join(redirected) + " go to " + scratch.string() + " (removed when the run finishes; kept to look at when it fails or is interrupted)");
 }
 
 // Weights the recipe starts from: the model's own initial ones stand in,

@@ -1,5 +1,6 @@
 #include "progress_line.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iomanip>
 #include <sstream>
@@ -15,15 +16,29 @@ ProgressMode parse_progress_mode(const std::string& text) {
   throw UsageError("progress mode '" + text + "': expected auto, always or never");
 }
 
-ProgressLine::ProgressLine(std::ostream& out, ProgressMode mode, std::int64_t log_every, bool out_is_terminal)
+namespace {
+// The ETA is the steps left times a smoothed step time: an exponential moving
+// average over the half-second windows, weight kSmoothing for the newest.
+// The first kWarmupSteps steps of the process (allocator, cuDNN autotuning, the input
+// pipeline filling) are left out, and a window enters at most kMostChange
+// times the average, so one stall moves the ETA a little, not 13:28 to 33:47,
+// while a lasting change of pace takes over within a few seconds.
+constexpr double kSmoothing = 0.2;
+constexpr std::int64_t kWarmupSteps = 10;
+constexpr double kMostChange = 4;
+}  // namespace
+
+ProgressLine::ProgressLine(std::ostream& out, ProgressMode mode, std::int64_t log_every, bool out_is_terminal,
+                           std::function<Clock::time_point()> now)
     : out_(out),
       enabled_(mode != ProgressMode::never),
       // always: redrawn in place even off a terminal (a log viewer that
       // renders carriage returns, `script`, an IDE console).
       redraw_(out_is_terminal || mode == ProgressMode::always),
       log_every_(log_every),
-      last_draw_(Clock::now()),
-      window_start_(Clock::now()) {}
+      now_(std::move(now)),
+      last_draw_(now_()),
+      window_start_(last_draw_) {}
 
 std::string ProgressLine::format_duration(double seconds) {
   if (!(seconds >= 0) || seconds > 1e8) return "?";
@@ -44,7 +59,8 @@ std::string ProgressLine::render(const ProgressState& s) const {
   else line << "-";
   line << "  lr " << std::defaultfloat << std::setprecision(3)
        << s.learning_rate << "  " << std::fixed << std::setprecision(0) << images_per_s_ << " img/s  ETA "
-       << format_duration(seconds_per_step_ * static_cast<double>(s.total_steps - s.step));
+       << format_duration((smoothed_step_s_ > 0 ? smoothed_step_s_ : seconds_per_step_) *
+                          static_cast<double>(s.total_steps - s.step));
   return line.str();
 }
 
@@ -60,12 +76,14 @@ void ProgressLine::draw(const std::string& line) {
 void ProgressLine::update(const ProgressState& state, std::int64_t images) {
   window_images_ += images;
   ++window_steps_;
-  const auto now = Clock::now();
+  ++steps_seen_;
+  const auto now = now_();
   const double window_s = std::chrono::duration<double>(now - window_start_).count();
   // Rates over a window of at least half a second, so the figures do not flicker.
   if (window_s >= 0.5) {
     images_per_s_ = window_images_ / window_s;
     seconds_per_step_ = window_s / window_steps_;
+    smooth_step_time(seconds_per_step_);
     window_start_ = now;
     window_images_ = window_steps_ = 0;
   } else if (images_per_s_ == 0 && window_s > 0) {
@@ -82,10 +100,26 @@ void ProgressLine::update(const ProgressState& state, std::int64_t images) {
   draw(render(state));
 }
 
+void ProgressLine::smooth_step_time(double window_seconds_per_step) {
+  if (steps_seen_ <= kWarmupSteps) return;  // of this process: a resumed run warms up too
+  if (smoothed_step_s_ == 0) {
+    smoothed_step_s_ = window_seconds_per_step;
+    return;
+  }
+  const double bounded = std::clamp(window_seconds_per_step, smoothed_step_s_ / kMostChange, smoothed_step_s_ * kMostChange);
+  smoothed_step_s_ = kSmoothing * bounded + (1 - kSmoothing) * smoothed_step_s_;
+}
+
+void ProgressLine::restart_window() {
+  window_start_ = now_();
+  window_images_ = window_steps_ = 0;
+}
+
 void ProgressLine::message(const std::string& text) {
   if (line_open_) out_ << "\r\033[K";
   out_ << text << "\n" << std::flush;
   line_open_ = false;
+  restart_window();
 }
 
 void ProgressLine::finish() {

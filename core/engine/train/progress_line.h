@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -27,11 +28,16 @@ struct ProgressState {
 
 class ProgressLine {
  public:
-  ProgressLine(std::ostream& out, ProgressMode mode, std::int64_t log_every, bool out_is_terminal);
+  using Clock = std::chrono::steady_clock;
+  // `now`: the clock (a test steps a fake one).
+  ProgressLine(std::ostream& out, ProgressMode mode, std::int64_t log_every, bool out_is_terminal,
+               std::function<Clock::time_point()> now = Clock::now);
 
   // Called after every step with that step's image count.
   void update(const ProgressState& state, std::int64_t images);
-  // Prints a line that stays (eval results, a warning), keeping the progress line intact.
+  // Prints a line that stays (eval results, a warning), keeping the progress
+  // line intact. The time since the last step (an evaluation, a checkpoint)
+  // does not count as step time.
   void message(const std::string& text);
   // Ends the redrawn line, if any.
   void finish();
@@ -39,20 +45,25 @@ class ProgressLine {
   static std::string format_duration(double seconds);  // "1:02:03", "4:05"
 
  private:
-  using Clock = std::chrono::steady_clock;
   std::string render(const ProgressState& state) const;
   void draw(const std::string& line);
+  void restart_window();
+  // Folds one window's time per step into the ETA's smoothed step time.
+  void smooth_step_time(double window_seconds_per_step);
 
   std::ostream& out_;
   bool enabled_;
   bool redraw_;
   std::int64_t log_every_;
+  std::function<Clock::time_point()> now_;
   Clock::time_point last_draw_;
   Clock::time_point window_start_;
   std::int64_t window_images_ = 0;
   std::int64_t window_steps_ = 0;
+  std::int64_t steps_seen_ = 0;   // updates since this line was made
   double images_per_s_ = 0;
-  double seconds_per_step_ = 0;
+  double seconds_per_step_ = 0;   // the last window's, until the smoothed one starts
+  double smoothed_step_s_ = 0;    // exponential moving average over windows; 0 until the first after warm-up
   bool line_open_ = false;
 };
 

@@ -40,6 +40,53 @@ TEST(ProgressLine, TheFirstLineHasARealRateAndAnEta) {
   EXPECT_EQ(line.find("ETA 0:00"), std::string::npos) << line;  // 99 steps left of about 30 ms
 }
 
+// The ETA of the last line printed, in seconds ("ETA 1:02:03" or "ETA 4:05").
+double last_eta_seconds(const std::string& text) {
+  const auto at = text.rfind("ETA ");
+  if (at == std::string::npos) return -1;
+  double seconds = 0;
+  std::istringstream fields(text.substr(at + 4, text.find('\n', at) - at - 4));
+  for (std::string field; std::getline(fields, field, ':');) seconds = seconds * 60 + std::stod(field);
+  return seconds;
+}
+
+// A clock the test moves by hand.
+struct FakeClock {
+  ProgressLine::Clock::time_point now{};
+  void advance(double seconds) {
+    now += std::chrono::duration_cast<ProgressLine::Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+};
+
+TEST(ProgressLine, TheEtaIsSmoothedSoOneStallOrAnEvaluationBarelyMovesIt) {
+  FakeClock clock;
+  std::ostringstream out;
+  ProgressLine progress(out, ProgressMode::auto_detect, /*log_every=*/1, false, [&] { return clock.now; });
+  const std::int64_t total = 1000;
+  auto step = [&](std::int64_t at, double seconds) {
+    clock.advance(seconds);
+    progress.update({1, 1, at, total, 0.5, 0.01}, 32);
+  };
+  for (std::int64_t at = 1; at <= 50; ++at) step(at, 0.1);
+  EXPECT_NEAR(last_eta_seconds(out.str()), 0.1 * 950, 0.1 * 950 * 0.1) << out.str();
+  // One step stalls for 20 s (a page-cache miss, another job): the ETA had
+  // jumped with the window's rate, to 20 s a step.
+  step(51, 20);
+  for (std::int64_t at = 52; at <= 60; ++at) step(at, 0.1);
+  const double after_stall = last_eta_seconds(out.str());
+  EXPECT_GT(after_stall, 0.1 * 940 * 0.9);
+  EXPECT_LT(after_stall, 0.1 * 940 * 2) << "one stall moved the ETA from about 1:34 to " << after_stall << " s";
+  // An evaluation of 30 s, announced by its result line, is not step time.
+  for (std::int64_t at = 61; at <= 100; ++at) step(at, 0.1);
+  clock.advance(30);
+  progress.message("eval: top-1 0.5");
+  for (std::int64_t at = 101; at <= 110; ++at) step(at, 0.1);
+  EXPECT_NEAR(last_eta_seconds(out.str()), 0.1 * 890, 0.1 * 890 * 0.15) << out.str();
+  // A lasting change of pace (the steps take twice as long) takes over within seconds.
+  for (std::int64_t at = 111; at <= 200; ++at) step(at, 0.2);
+  EXPECT_NEAR(last_eta_seconds(out.str()), 0.2 * 800, 0.2 * 800 * 0.1) << out.str();
+}
+
 TEST(ProgressLine, BeforeTheFirstLogPointTheLossIsADashNotZero) {
   // On CUDA the loss is read from the device only at log points: the first
   // redrawn line (step 1) had printed "loss 0.0000".

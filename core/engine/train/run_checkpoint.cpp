@@ -75,6 +75,13 @@ void TrainingRun::restore(const CheckpointMeta& meta, const std::string& path) {
   at_.evaluated_at_step = meta.evaluated_at_step;
   at_.last_epoch = meta.epoch;
   metrics_.latest() = meta.metrics;
+  resumed_at_update_ = meta.step;
+  // The first line of a resumed run says what it continues, before any step.
+  std::string line = "resuming run " + std::to_string(meta.run_id);
+  if (meta.run_id != run_id_) line += " as run " + std::to_string(run_id_);
+  line += " from step " + std::to_string(meta.step) + " of " + std::to_string(c_.total_updates);
+  if (meta.micro_batch > 0) line += " (micro-batch " + std::to_string(meta.micro_batch) + ")";
+  say(line + " (checkpoint " + path + ")");
 }
 
 }  // namespace orchestrate

@@ -36,7 +36,13 @@ RunStatus TrainingRun::run() {
   const bool hook_stopped = hooks_.stop_reason().has_value() && at_.update < c_.total_updates;
   if (hook_stopped) progress_.message("stopped at step " + std::to_string(at_.update) + ": " + *hooks_.stop_reason());
   if (evaluator_ && at_.evaluated_at_step != at_.update) run_eval(hook_stopped ? at_.last_epoch : c_.epochs);
-  if (s_.checkpoint.at_end) save_checkpoint("end");
+  // A run resumed at its last step trained nothing: its checkpoint is
+  // already the end, and saving it again would only add a copy.
+  const bool trained_nothing = resumed_at_update_ == at_.update && at_.resume_micro == 0;
+  if (trained_nothing)
+    say("run had already finished at step " + std::to_string(at_.update) + ": nothing to train");
+  else if (s_.checkpoint.at_end)
+    save_checkpoint("end");
   progress_.finish();
   hooks_.train_ended(TrainEnd{at_.update, hook_stopped ? TrainEndReason::stopped_by_hook : TrainEndReason::finished},
                      at_.last_epoch);

@@ -25,6 +25,7 @@ TrainingRun::TrainingRun(const Recipe& recipe, const Settings& s, TrainingCompon
       channels_last_(compute.channels_last),
       collective_(options.collective),
       leader_(!collective_ || collective_->rank() == 0),
+      quiet_(options.progress == nullptr),
       stop_(stop),
       stop_after_micro_batches_(options.stop_after_micro_batches),
       checkpointer_(checkpointer),
@@ -42,17 +43,19 @@ TrainingRun::TrainingRun(const Recipe& recipe, const Settings& s, TrainingCompon
                [this](RunStore::MetricValues& metrics) { add_owned_metrics(metrics); }) {
   // A hook prints what its recipe asked for (a model's statistics), so
   // --quiet, which drops the progress line, does not drop it.
-  hooks_.set_printer([this, quiet = options.progress == nullptr](const std::string& line) {
-    if (!quiet) {
-      progress_.message(line);
-    } else if (leader_) {
-      std::cerr << line << '\n';
-    }
-  });
+  hooks_.set_printer([this](const std::string& line) { say(line); });
   stage2_.set_up(resume ? std::optional<std::int64_t>(resume->step) : std::nullopt);
   if (resume) restore(*resume, options.resume_from);
   if (collective_) announce_data_parallel();
   start_input(compute);
+}
+
+void TrainingRun::say(const std::string& line) {
+  if (!quiet_) {
+    progress_.message(line);
+  } else if (leader_) {
+    std::cerr << line << '\n';
+  }
 }
 
 // Every rank starts from rank 0's weights (the same seed gives the same

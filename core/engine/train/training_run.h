@@ -86,6 +86,10 @@ class TrainingRun {
   void add_owned_metrics(MetricValues& metrics);
   double regularization_loss() const;
 
+  // A line the user reads even with --quiet (which drops only the progress
+  // line): a hook's output, what a resumed run continues.
+  void say(const std::string& line);
+
   // run_checkpoint.cpp: the checkpoint, assembled from every part's state.
   void save_checkpoint(const std::string& reason);
   void restore(const CheckpointMeta& meta, const std::string& path);
@@ -100,6 +104,7 @@ class TrainingRun {
   const bool channels_last_;
   Collective* const collective_;  // null when training alone
   const bool leader_;             // records the run: alone, or rank 0
+  const bool quiet_;              // no progress line (--quiet, or not the leader)
   const StopSignal& stop_;
   const std::int64_t stop_after_micro_batches_;
   Checkpointer& checkpointer_;
@@ -117,6 +122,7 @@ class TrainingRun {
   std::unique_ptr<Evaluator> evaluator_;
 
   TrainPosition at_;
+  std::optional<std::int64_t> resumed_at_update_;  // the checkpoint's step, when resumed
   bool agreed_stop_ = false;            // a data-parallel job's, after the last update
   bool agreed_time_checkpoint_ = false;
   double eval_seconds_ = 0;             // all evaluations so far
