@@ -10,12 +10,6 @@
 namespace orchestrate {
 namespace {
 
-std::string percent(double share) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0f %%", 100 * share);
-  return text;
-}
-
 // "2", "0.5": a recipe value as a user writes it.
 std::string plain(double value) {
   return value == std::floor(value) && std::abs(value) < 1e15 ? std::to_string(static_cast<long long>(value))
@@ -52,13 +46,25 @@ void communication_fixes(const ThroughputRow& row, const RunFacts& facts, std::v
                     ": half the updates per image, each sending the same bytes; scale the learning rate with it)");
 }
 
+// Evaluating less often, when that would help: a run that evaluates only
+// once, at its end (one epoch, every_epochs at least its epochs, or capped
+// by max_steps), does so whatever every_epochs says; a 100-step run had been
+// told to set every_epochs = 2.
+std::string evaluation_fix(const RunFacts& facts, double eval_share) {
+  const double every = facts.number("eval.every_epochs", 1);
+  const double epochs = facts.number("run.epochs", 1);
+  const bool capped = facts.number("run.max_steps", 0) > 0;
+  if (capped || every <= 0 || epochs <= every)
+    return "[eval] enabled = false for a run that times training (now true; evaluation took " + percent(eval_share) +
+           " of the training time, but this run evaluates once, at its end, whatever every_epochs says: a longer "
+           "run spends a smaller share on it)";
+  return "[eval] every_epochs = " + plain(std::max(2.0, 2 * every)) + " (now " + plain(every) + "; evaluation took " +
+         percent(eval_share) + " of the training time)";
+}
+
 void overhead_fixes(const ThroughputRow& row, const RunFacts& facts, double eval_share, double between_share,
                     std::vector<std::string>& fixes) {
-  if (eval_share >= between_share) {
-    const double every = facts.number("eval.every_epochs", 1);
-    fixes.push_back("[eval] every_epochs = " + plain(std::max(2.0, 2 * every)) + " (now " + plain(every) +
-                    "; evaluation took " + percent(eval_share) + " of the training time)");
-  }
+  if (eval_share >= between_share) fixes.push_back(evaluation_fix(facts, eval_share));
   const double log_every = facts.number("run.log_every", 50);
   if (log_every < 50)
     fixes.push_back("[run] log_every = 50 (now " + plain(log_every) + ")");
@@ -67,9 +73,8 @@ void overhead_fixes(const ThroughputRow& row, const RunFacts& facts, double eval
     fixes.push_back("[checkpoint] every_steps = " + plain(2 * checkpoint_steps) + " (now " + plain(checkpoint_steps) +
                     "; or save_interval_secs)");
   if (fixes.empty())
-    fixes.push_back("[eval] every_epochs = " + plain(std::max(2.0, 2 * facts.number("eval.every_epochs", 1))) +
-                    " (evaluation took " + percent(eval_share) + ", the steps' time outside their phases " +
-                    percent(between_share) + ")");
+    fixes.push_back(evaluation_fix(facts, eval_share) + "; the steps' time outside their phases was " +
+                    percent(between_share));
   (void)row;
 }
 

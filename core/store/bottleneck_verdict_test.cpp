@@ -71,7 +71,7 @@ TEST(BottleneckVerdict, SyncIsCommunicationBoundWithTheBucketAndCompressionFixes
 TEST(BottleneckVerdict, EvaluationAndTimeBetweenPhasesAreOverhead) {
   // Steps fully in their phases, but evaluation as long as the steps.
   const auto eval_heavy = bottleneck_verdict(row_with(0.05, 0.9, 0, 0.05, /*eval_s=*/100),
-                                             facts_with({{"eval.every_epochs", "1"}}));
+                                             facts_with({{"eval.every_epochs", "1"}, {"run.epochs", "8"}}));
   EXPECT_EQ(eval_heavy.limit, "overhead");
   EXPECT_NEAR(eval_heavy.overhead_share, 0.5, 1e-9);
   EXPECT_EQ(eval_heavy.fixes.front().rfind("[eval] every_epochs = 2 (now 1", 0), 0u) << eval_heavy.fixes.front();
@@ -79,6 +79,22 @@ TEST(BottleneckVerdict, EvaluationAndTimeBetweenPhasesAreOverhead) {
   const auto logging = bottleneck_verdict(row_with(0.05, 0.55, 0, 0.05), facts_with({{"run.log_every", "1"}}));
   EXPECT_EQ(logging.limit, "overhead");
   EXPECT_TRUE(mentions(logging, "[run] log_every = 50 (now 1)"));
+}
+
+// A run that evaluates once, at its end, gains nothing from evaluating less
+// often: one epoch, or capped by max_steps (a 100-step run).
+TEST(BottleneckVerdict, AShortRunIsNotToldToEvaluateLessOften) {
+  for (const auto& params : {std::map<std::string, std::string>{{"run.epochs", "1"}},
+                             std::map<std::string, std::string>{{"run.epochs", "8"}, {"run.max_steps", "100"}},
+                             std::map<std::string, std::string>{{"run.epochs", "2"}, {"eval.every_epochs", "2"}}}) {
+    const auto verdict = bottleneck_verdict(row_with(0.05, 0.9, 0, 0.05, /*eval_s=*/100), facts_with(params));
+    EXPECT_EQ(verdict.limit, "overhead");
+    EXPECT_FALSE(mentions(verdict, "every_epochs = ")) << verdict.fixes.front();
+    EXPECT_EQ(verdict.fixes.front().rfind("[eval] enabled = false for a run that times training (now true; evaluation "
+                                          "took 50 % of the training time, but this run evaluates once", 0),
+              0u)
+        << verdict.fixes.front();
+  }
 }
 
 TEST(BottleneckVerdict, ComputeBoundOnCudaInFp32AsksForBf16) {

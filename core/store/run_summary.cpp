@@ -2,12 +2,10 @@
 
 #include <sstream>
 
-#include "table_format.h"  // fixed()
+#include "table_format.h"  // fixed(), percent()
 
 namespace orchestrate {
 namespace {
-
-std::string percent(double share) { return fixed(100 * share, 0) + " %"; }
 
 // "label       text", the text folded under itself.
 std::string field(const std::string& label, const std::string& text) {

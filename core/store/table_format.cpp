@@ -333,4 +333,6 @@ std::string fixed(double value, int decimals) {
   return out.str();
 }
 
+std::string percent(double share) { return fixed(100 * share, 0) + " %"; }
+
 }  // namespace orchestrate

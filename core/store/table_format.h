@@ -110,4 +110,7 @@ std::string render_sections(const std::vector<Section>& sections, TableFormat fo
 // A number as a cell: `decimals` digits after the point; nan, inf, -inf spelled out.
 std::string fixed(double value, int decimals);
 
+// A share as whole percent for people: 0.314 -> "31 %".
+std::string percent(double share);
+
 }  // namespace orchestrate
