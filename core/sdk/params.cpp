@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 #include <stdexcept>
 
@@ -84,6 +85,18 @@ std::string to_display(const ParamValue& value) {
     case ParamType::string_list: return list_text(std::get<std::vector<std::string>>(value), quote);
   }
   return "?";
+}
+
+std::string ParamSpec::path_problem(const ParamValue& value) const {
+  const auto* path = std::get_if<std::string>(&value);
+  if (must_exist == PathCheck::none || !path || path->empty()) return "";
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(*path, error);
+  if (must_exist == PathCheck::existing_directory && !std::filesystem::is_directory(status))
+    return "\"" + *path + "\" is not a directory" + (std::filesystem::exists(status) ? "" : " (nothing is there)");
+  if (must_exist == PathCheck::existing_file && !std::filesystem::is_regular_file(status))
+    return "\"" + *path + "\" is not a file" + (std::filesystem::exists(status) ? "" : " (nothing is there)");
+  return "";
 }
 
 std::string ParamSpec::check(const ParamValue& value) const {

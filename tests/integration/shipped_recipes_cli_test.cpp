@@ -135,10 +135,42 @@ TEST(ShippedRecipes, MissingImageNetIsOneLineSayingWhatTheRecipeExpectsAndRecord
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_EQ(run.output.rfind("orchestrate: error: ", 0), 0u) << run.output;
   EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line:\n" << run.output;
-  for (const char* expected : {"[data] tfrecord: dir \"", "is not a directory", "--set data.dir=DIR",
+  for (const char* expected : {"[data] dir: \"", "is not a directory (nothing is there)", "--set data.dir=",
                                "scripts/convert_dataset tfrecord", "(this recipe expects ImageNet (ILSVRC-2012) as TFRecord files: DIR/train-00000-of-01024"})
     EXPECT_NE(run.output.find(expected), std::string::npos) << expected << "\n" << run.output;
   EXPECT_FALSE(std::filesystem::exists(db)) << "a run store was written";
+}
+
+// One rule for data that is not there, whatever the dataset: exit code 2, one
+// line naming the key where the recipe (or the --set) gives it, nothing
+// recorded. Fashion-MNIST's had exited 1 with no place and recorded a failed run.
+TEST(ShippedRecipes, EveryDatasetWithItsDataMissingIsOneLineWithItsPlaceAndRecordsNothing) {
+  ScratchDir dir;
+  const std::string nowhere = dir.file("nowhere");
+  const struct {
+    std::string dataset, keys, expected;
+  } cases[] = {
+      {"fashion_mnist", "dir = \"" + nowhere + "\"", ":6:7: [data] dir: \"" + nowhere + "\" is not a directory"},
+      {"image_folder", "root = \"" + nowhere + "\"", ":6:8: [data] root: \"" + nowhere + "\" is not a directory"},
+      {"tfrecord", "dir = \"" + nowhere + "\"\nnum_classes = 10", ":6:7: [data] dir: \"" + nowhere + "\" is not a directory"},
+      {"idx", "train_images = \"" + nowhere + "\"", ":6:16: [data] train_images: \"" + nowhere + "\" is not a file"},
+  };
+  for (const auto& c : cases) {
+    const std::string recipe = dir.write(c.dataset + ".toml", "schema_version = 1\n[run]\nepochs = 1\n[data]\nplugin = \"" +
+                                                                 c.dataset + "\"\n" + c.keys + "\n[model]\nplugin = \"lenet\"\n"
+                                                                 "[optimizer]\nplugin = \"sgd\"\nlr = 0.1\n");
+    const std::string db = dir.file(c.dataset + ".db");
+    const auto run = run_orchestrate("run " + recipe + " --db " + db);
+    EXPECT_EQ(run.exit_code, 2) << c.dataset << "\n" << run.output;
+    EXPECT_EQ(run.output.rfind("orchestrate: error: " + recipe + c.expected, 0), 0u) << c.dataset << "\n" << run.output;
+    EXPECT_EQ(run.output.find('\n'), run.output.size() - 1) << "not one line:\n" << run.output;
+    EXPECT_FALSE(std::filesystem::exists(db)) << c.dataset << ": a run store was written";
+  }
+  // Given with --set, the place is the --set.
+  const auto set = run_orchestrate("run " + dir.file("fashion_mnist.toml") + " --db " + dir.file("set.db") +
+                                   " --set data.dir=" + nowhere + "2");
+  EXPECT_EQ(set.exit_code, 2) << set.output;
+  EXPECT_NE(set.output.find("--set data.dir=" + nowhere + "2: [data] dir: "), std::string::npos) << set.output;
 }
 
 }  // namespace

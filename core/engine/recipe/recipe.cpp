@@ -40,6 +40,12 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// "; give it with --set data.dir=..." for a key of a plain table ("[data]").
+std::string set_hint(const std::string& label, const std::string& key) {
+  if (label.size() < 3 || label.front() != '[' || label[1] == '[' || label.back() != ']') return "";
+  return "; give it with --set " + label.substr(1, label.size() - 2) + "." + key + "=...";
+}
+
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
   std::string best = closest_match(name, known);
   return best.empty() ? "" : "; did you mean '" + best + "'?";
@@ -228,8 +234,14 @@ class RecipeReader {
     for (const auto& spec : schema.specs()) {
       const toml::node* value_node = node ? node->get(spec.name) : nullptr;
       if (!value_node) {
-        if (spec.default_value) params.set(spec.name, *spec.default_value);
-        else missing.push_back(spec.name);
+        if (spec.default_value) {
+          if (const std::string why = spec.path_problem(*spec.default_value); !why.empty())
+            problem(at_table(node) + label + " " + spec.name + " (its default): " + why + ": " + spec.doc +
+                    set_hint(label, spec.name));
+          params.set(spec.name, *spec.default_value);
+        } else {
+          missing.push_back(spec.name);
+        }
         continue;
       }
       std::string why;
@@ -246,6 +258,13 @@ class RecipeReader {
       if (value && why.empty()) why = spec.check(*value);
       if (!why.empty()) {
         problem(at(*value_node) + label + " " + spec.name + ": " + why);
+        continue;
+      }
+      // Data that is not there: here, with the key's place, before a run is
+      // recorded, whatever the dataset (one had exited 1 with no place).
+      if (const std::string missing_data = spec.path_problem(*value); !missing_data.empty()) {
+        problem(at(*value_node) + label + " " + spec.name + ": " + missing_data + ": " + spec.doc +
+                set_hint(label, spec.name));
         continue;
       }
       params.set(spec.name, *value);

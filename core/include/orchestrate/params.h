@@ -50,6 +50,12 @@ using ParamValue = std::variant<bool, std::int64_t, double, std::string, std::ve
 ORCHESTRATE_API std::string to_display(const ParamValue& value);  // TOML-like text
 ORCHESTRATE_API ParamType type_of(const ParamValue& value);
 
+// What a string key must name on disk when the recipe loads (a dataset's
+// directory or files): checked by the host before anything is recorded, with
+// the key's file:line (or its --set), exit code 2, for every dataset alike.
+// An empty value names nothing and passes.
+enum class PathCheck { none, existing_directory, existing_file };
+
 struct ORCHESTRATE_API ParamSpec {
   std::string name;
   ParamType type = ParamType::string;
@@ -61,6 +67,7 @@ struct ORCHESTRATE_API ParamSpec {
   bool max_exclusive = false;  // max itself is not allowed ("< max")
   std::vector<std::string> choices;  // allowed values of a string
   ParamRole role = ParamRole::none;  // what the host reads it as (see ParamRole)
+  PathCheck must_exist = PathCheck::none;  // a string naming data (see PathCheck)
 
   bool required() const { return !default_value.has_value(); }
   ParamSpec& at_least(double lower) { min = lower; min_exclusive = false; return *this; }
@@ -70,6 +77,10 @@ struct ORCHESTRATE_API ParamSpec {
   ParamSpec& between(double lower, double upper) { return at_least(lower).at_most(upper); }
   ParamSpec& one_of(std::vector<std::string> allowed) { choices = std::move(allowed); return *this; }
   ParamSpec& with_role(ParamRole meaning) { role = meaning; return *this; }
+  ParamSpec& existing_directory() { must_exist = PathCheck::existing_directory; return *this; }
+  ParamSpec& existing_file() { must_exist = PathCheck::existing_file; return *this; }
+  // The reason `value` does not name what must_exist asks for, or "".
+  std::string path_problem(const ParamValue& value) const;
   // The reason `value` is outside this spec's bounds or choices, or "" when it is fine.
   std::string check(const ParamValue& value) const;
   // The bounds as a person reads them: ">= 1", "> 0", "[0, 1)", or "" when unbounded.

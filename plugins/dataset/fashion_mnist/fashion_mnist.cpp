@@ -63,7 +63,9 @@ void register_components(orchestrate::Registry& registry) {
   ParamSchema schema{
       string_param("dir", "/usr/share/datasets/fashion-mnist",
                    "directory holding train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, "
-                   "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz"),
+                   "t10k-images-idx3-ubyte.gz and t10k-labels-idx1-ubyte.gz (Debian: apt-get install "
+                   "dataset-fashion-mnist)")
+          .existing_directory(),
       int_param("limit", 0, "keep only the first N examples of each split (0: all), for quick runs").at_least(0),
       int_list_param("classes", std::vector<std::int64_t>{},
                      "keep only these classes (0-9), relabelled 0, 1, ... in this order; empty: all ten")

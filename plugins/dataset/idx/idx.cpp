@@ -45,10 +45,10 @@ orchestrate::IdxDatasetSpec idx(const Params& params, DatasetSplit split) {
 void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
-      string_param("train_images", "", "the train split's IDX image file (3-D unsigned bytes; .gz or not)"),
-      string_param("train_labels", "", "the train split's IDX label file (1-D unsigned bytes; .gz or not)"),
-      string_param("test_images", "", "the test split's IDX image file"),
-      string_param("test_labels", "", "the test split's IDX label file"),
+      string_param("train_images", "", "the train split's IDX image file (3-D unsigned bytes; .gz or not)").existing_file(),
+      string_param("train_labels", "", "the train split's IDX label file (1-D unsigned bytes; .gz or not)").existing_file(),
+      string_param("test_images", "", "the test split's IDX image file").existing_file(),
+      string_param("test_labels", "", "the test split's IDX label file").existing_file(),
       string_list_param("class_names", std::vector<std::string>{},
                         "names of classes 0, 1, ...; empty: as many classes as the train split's largest label "
                         "plus one, unnamed")

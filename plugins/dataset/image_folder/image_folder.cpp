@@ -141,7 +141,9 @@ void register_components(orchestrate::Registry& registry) {
   ParamSchema schema{
       string_param("root", "",
                    "the image folder: root/<class>/<image>, or root/train/<class>/ and root/val/<class>/ "
-                   "(validation/ or test/ also serve as the evaluation folder)"),
+                   "(validation/ or test/ also serve as the evaluation folder); scripts/convert_dataset "
+                   "image_folder writes one from IDX files")
+          .existing_directory(),
       int_param("num_classes", 0,
                 "the number of class folders the data must have (a different count is an error); 0: as many as "
                 "there are")
@@ -176,12 +178,6 @@ void register_components(orchestrate::Registry& registry) {
   schema.rule([](const Params& p) -> std::string {
     if (p.string("root").empty()) return "root: say where the image folder is";
     if (p.integer("num_classes") == 1) return "num_classes: at least 2 (or 0 to count the class folders)";
-    std::error_code error;
-    if (!std::filesystem::exists(p.string("root"), error))
-      return "root \"" + p.string("root") +
-             "\" does not exist: give a folder of JPEG/PNG images with one sub-folder per class (root/<class>/..., "
-             "or root/train/<class>/ and root/val/<class>/), e.g. with --set data.root=DIR "
-             "(scripts/convert_dataset image_folder writes one from IDX files)";
     return "";
   });
   registry.datasets().add(

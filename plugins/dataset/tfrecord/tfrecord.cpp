@@ -255,8 +255,12 @@ void register_components(orchestrate::Registry& registry) {
   using namespace orchestrate;
   ParamSchema schema{
       string_param("dir", "",
-                   "directory of the TFRecord files: the train split is its train_pattern files, the test split its "
-                   "test_pattern files; relative train_files and test_files are taken under it too"),
+                   "directory of the TFRecord files of tf.train.Example images: the train split is its "
+                   "train_pattern files, the test split its test_pattern files (TensorFlow's ImageNet converter "
+                   "names them train-00000-of-01024, validation-00000-of-00128); relative train_files and "
+                   "test_files are taken under it too (scripts/convert_dataset tfrecord writes such files from IDX "
+                   "files)")
+          .existing_directory(),
       string_param("train_pattern", "train-*",
                    "glob of the train files in dir (ImageNet's converter writes train-00000-of-01024 ...)"),
       string_param("test_pattern", "validation-*",
@@ -307,13 +311,6 @@ void register_components(orchestrate::Registry& registry) {
              std::to_string(p.integer("num_classes"));
     if (p.string("dir").empty() && p.string_list("train_files").empty())
       return "dir or train_files: say where the TFRecord files are";
-    std::error_code error;
-    if (!p.string("dir").empty() && !std::filesystem::is_directory(p.string("dir"), error))
-      return "dir \"" + p.string("dir") + "\" is not a directory: give the directory of the TFRecord files of " +
-             "tf.train.Example images (dir/" + p.string("train_pattern") + " for training, dir/" +
-             p.string("test_pattern") +
-             " for evaluation, as TensorFlow's ImageNet converter names them), e.g. with --set data.dir=DIR "
-             "(scripts/convert_dataset tfrecord writes such files from IDX files)";
     return "";
   });
   registry.datasets().add(
