@@ -87,28 +87,26 @@ for kind in "${kinds[@]}"; do
 done
 
 # The commands new-plugin prints work verbatim from a bare environment: no
-# Python environment, no CMAKE_PREFIX_PATH, the install prefix printed (the
-# SDK's package finds the LibTorch it was built with). One kind is enough:
-# the others share the template's CMakeLists.txt.
-"$orchestrate" new-plugin hook printed_hook "$scratch/printed" >"$scratch/printed.txt"
-grep -qF -- "-DCMAKE_PREFIX_PATH=$scratch/prefix" "$scratch/printed.txt" ||
-  fail "new-plugin printed another prefix than $scratch/prefix: $(cat "$scratch/printed.txt")"
-printed=$(sed -n 's/^  \(cmake .*\)$/\1/p' "$scratch/printed.txt")
-[ "$(printf '%s\n' "$printed" | wc -l)" = 2 ] || fail "new-plugin printed no build commands: $(cat "$scratch/printed.txt")"
-start=$(date +%s)
-env -i PATH=/usr/bin:/bin HOME="$HOME" bash -euc "$printed" >"$scratch/printed.log" 2>&1 ||
-  { cat "$scratch/printed.log"; fail "the printed commands failed"; }
-grep -q "^CMAKE_BUILD_TYPE:STRING=Release" "$scratch/printed/build/CMakeCache.txt" || fail "the printed build is not Release"
-echo "the printed commands built and tested printed_hook from a bare environment in $(seconds_since "$start") s"
-
-# The same from the main build tree, whose prefix holds no CMake package: the
-# printed commands install the SDK from it first, then build against that.
-"$build/bin/orchestrate" new-plugin hook build_tree_hook "$scratch/from_build" >"$scratch/from_build.txt"
-grep -qF -- "cmake --install $build --prefix $build/sdk" "$scratch/from_build.txt" ||
-  fail "new-plugin from the build tree printed no SDK install: $(cat "$scratch/from_build.txt")"
-printed=$(sed -n 's/^  \(cmake .*\)$/\1/p' "$scratch/from_build.txt")
-[ "$(printf '%s\n' "$printed" | wc -l)" = 3 ] || fail "new-plugin printed no build commands: $(cat "$scratch/from_build.txt")"
-start=$(date +%s)
-env -i PATH=/usr/bin:/bin HOME="$HOME" bash -euc "$printed" >"$scratch/from_build.log" 2>&1 ||
-  { cat "$scratch/from_build.log"; fail "the commands printed from the build tree failed"; }
-echo "the commands printed from the build tree installed the SDK, built and tested build_tree_hook in $(seconds_since "$start") s"
+# Python environment, no CMAKE_PREFIX_PATH (the SDK's package finds the
+# LibTorch it was built with). One kind is enough: the others share the
+# template's CMakeLists.txt.
+#   run_printed_commands ORCHESTRATE NAME EXPECTED_LINE COMMAND_COUNT
+run_printed_commands() {
+  local host=$1 name=$2 expected=$3 count=$4
+  "$host" new-plugin hook "$name" "$scratch/$name" >"$scratch/$name.txt"
+  grep -qF -- "$expected" "$scratch/$name.txt" || fail "new-plugin printed no '$expected': $(cat "$scratch/$name.txt")"
+  local printed start
+  printed=$(sed -n 's/^  \(cmake .*\)$/\1/p' "$scratch/$name.txt")
+  [ "$(printf '%s\n' "$printed" | wc -l)" = "$count" ] ||
+    fail "new-plugin printed no $count commands: $(cat "$scratch/$name.txt")"
+  start=$(date +%s)
+  env -i PATH=/usr/bin:/bin HOME="$HOME" bash -euc "$printed" >"$scratch/$name.log" 2>&1 ||
+    { cat "$scratch/$name.log"; fail "the commands printed for $name failed"; }
+  grep -q "^CMAKE_BUILD_TYPE:STRING=Release" "$scratch/$name/build/CMakeCache.txt" || fail "the $name build is not Release"
+  echo "the printed commands built and tested $name from a bare environment in $(seconds_since "$start") s"
+}
+# From the install prefix: the prefix itself is the search path.
+run_printed_commands "$orchestrate" printed_hook "-DCMAKE_PREFIX_PATH=$scratch/prefix" 2
+# From the main build tree, whose prefix holds no CMake package: the commands
+# install the SDK from it first, then build against that.
+run_printed_commands "$build/bin/orchestrate" build_tree_hook "cmake --install $build --prefix $build/sdk" 3
