@@ -54,11 +54,11 @@ void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunS
     }
   }
   if (!metrics.empty()) std::cout << metrics << "\n";
-  if (!outcome.checkpoint.empty() && !files_removed) std::cout << "\ncheckpoint " << outcome.checkpoint;
-  if (!outcome.exported.empty() && !files_removed) std::cout << "\nserving export " << outcome.exported;
+  if (!outcome.checkpoint.empty() && !files_removed) std::cout << "checkpoint " << outcome.checkpoint << "\n";
+  if (!outcome.exported.empty() && !files_removed) std::cout << "serving export " << outcome.exported << "\n";
   if (outcome.status == RunStatus::interrupted && !outcome.checkpoint.empty())
-    std::cout << "\ncontinue it with --resume: orchestrate run " << recipe.path << " --resume " << outcome.run_id;
-  std::cout << "\nrecorded in " << store.path() << "\n\n";
+    std::cout << "continue it with --resume: orchestrate run " << recipe.path << " --resume " << outcome.run_id << "\n";
+  std::cout << "recorded in " << store.path() << "\n\n";
   if (auto summary = store.find_run(std::to_string(outcome.run_id))) {
     const ThroughputRow row = throughput_of(store, *summary);
     std::cout << run_summary(row, bottleneck_verdict(row, run_facts(store, *summary)),
