@@ -45,8 +45,8 @@ for library in libsqlite3 libprotobuf-lite zlib1g libstdc++6; do
 done
 contents=$(dpkg-deb --contents "$deb")  # whole, not piped into grep -q (pipefail: its early exit)
 grep -q ' \./usr/bin/orchestrate$' <<<"$contents" || fail "the .deb has no /usr/bin/orchestrate"
-dpkg-deb --extract "$deb" "$scratch/root"
-(cd "$scratch" && bare "$scratch/root/usr/bin" orchestrate run fashion_mnist --set run.max_steps=20 \
+dpkg-deb --extract "$deb" "$scratch/deb_root"
+(cd "$scratch" && bare "$scratch/deb_root/usr/bin" orchestrate run fashion_mnist --set run.max_steps=20 \
    --set eval.enabled=false --db "$scratch/deb.db" --quiet >"$scratch/deb.out" 2>&1) ||
   { cat "$scratch/deb.out" >&2; fail "training from the .deb's files failed"; }
 grep -q "finished after 20 steps" "$scratch/deb.out" || fail "$(cat "$scratch/deb.out")"
