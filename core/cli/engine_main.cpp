@@ -6,12 +6,17 @@
 
 #include "cli_main.h"
 #include "command.h"
+#include "crash_handler.h"
 #include "heap_reuse.h"
 #include "orchestrate/error.h"
+#include "plugin_call.h"
 
 int main(int argc, char** argv) {
   using namespace orchestrate::cli;
   keep_freed_memory_for_reuse();
+  // Before any plugin is loaded: a crash in one names it (crash_handler.h).
+  orchestrate::install_crash_handler();
+  orchestrate::mark_training_thread();
   return run_cli({argv + 1, argv + argc}, [](const Command& command, const std::vector<std::string>& rest) {
     if (command.run == nullptr)
       throw orchestrate::Error(std::string("'") + command.name + "' is not linked into orchestrate-engine (a build bug)");

@@ -268,6 +268,7 @@ int run_command(const std::vector<std::string>& arguments) {
   train_options.collective = collective.get();
   // The job's store, on every rank (ranks 1.. record into scratch stores).
   train_options.artifact_root = directory_beside_store(store.path(), kArtifactDirectory);
+  train_options.job_store_path = store.path();
   if (!values["quiet"].as<bool>() && leader) {
     train_options.progress = &std::cerr;
     train_options.progress_is_terminal = isatty(STDERR_FILENO) != 0;

@@ -119,6 +119,7 @@ struct RunStore::Impl {
   };
   // Caller holds db_mutex. False if there is no run `run_id`.
   bool read_stored_run(std::int64_t run_id, StoredRun& run);
+  void take_in_crash_breadcrumbs();
   // Callers hold db_mutex.
   RunSummary read_summary(SQLite::Statement& row);
   void add_metrics_and_tags(std::vector<RunSummary>& summaries);

@@ -265,7 +265,8 @@ TEST(BadPlugins, ALibraryThatHidesABuiltInIsNamed) {
   fs::copy_file(builtin, copy);
   const std::string note = builtin + " is not loaded: " +
                            fs::path(copy).lexically_normal().string() +
-                           " has the same plugin name and comes first in the plugin path; rename one of them if both "
+                           " has the same plugin name and comes first in the plugin path (directories in order, files by "
+                           "name); rename one of them if both "
                            "are wanted";
   auto listing = run_orchestrate("plugins --format csv --plugin-path " + dir.path().string());
   EXPECT_EQ(listing.exit_code, 0) << listing.output;

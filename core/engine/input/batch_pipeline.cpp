@@ -159,9 +159,25 @@ void BatchPipeline::help(Work& work) {
   }
 }
 
+namespace {
+
+// A scope only for a named site: tools and tests build pipelines without one.
+class OptionalCallScope {
+ public:
+  OptionalCallScope(const PluginCallSite& site, const char* call) {
+    if (!site.plugin.empty()) scope_.emplace(site, call);
+  }
+
+ private:
+  std::optional<PluginCallScope> scope_;
+};
+
+}  // namespace
+
 Example BatchPipeline::fetch(const SampleRequest& request) {
   if (cache_)
     if (auto kept = cache_->find(request.index)) return *kept;
+  const OptionalCallScope in_dataset(source_.dataset_site, "example");
   Example example = source_.dataset.example(request);
   if (cache_) cache_->offer(request.index, example);
   return example;
@@ -183,6 +199,7 @@ void BatchPipeline::prepare_example(Work& work, std::int64_t row) {
       return preprocessing.decode_window(height, width, seed);
     };
   const Example example = fetch(request);
+  const OptionalCallScope in_preprocessing(source_.preprocessing_site, "prepare_sample");
   const auto pixels = example.windowed ? preprocessing.prepare_sample(example.pixels, request.seed)
                                        : prepare_whole_image(preprocessing, example.pixels, request.seed);
   if (pixels.scalar_type() != at::kByte || pixels.dim() != 3 || pixels.size(0) != shape_.height ||
@@ -200,6 +217,7 @@ void BatchPipeline::prepare_example(Work& work, std::int64_t row) {
 void BatchPipeline::finish(Work& work) {
   try {
     Batch staged = std::move(work.batch);
+    const OptionalCallScope in_preprocessing(source_.preprocessing_site, "finish_batch");
     work.batch.images = source_.preprocessing.finish_batch(staged.images);
     // The labels go out with the finished images; the uint8 buffer goes
     // back to the pool at once, unless the finished tensor is a view of it.

@@ -37,6 +37,7 @@
 #include "example_cache.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/preprocessing.h"
+#include "plugin_call.h"
 
 namespace orchestrate {
 
@@ -60,6 +61,10 @@ struct SampleSource {
   std::uint64_t seed = 0;  // the run's: with the epoch and the index it gives every sample's seed
   int rank = 0;
   int world_size = 1;
+  // The plugins behind the two, named to a crash on a pipeline thread
+  // (crash_handler.h); empty: not named.
+  PluginCallSite dataset_site = {};
+  PluginCallSite preprocessing_site = {};
 };
 
 // The seed of example `index` in `epoch`: a hash of the three, so it depends

@@ -137,9 +137,32 @@ std::shared_ptr<Model> build_model(const Settings& s, const Registry& registry, 
   return model;
 }
 
+PluginCallSite plugin_call_site(const Registry& registry, ComponentKind kind, const std::string& name) {
+  return {registry.component(kind, name).plugin, std::string(to_string(kind)) + " '" + name + "'"};
+}
+
+namespace {
+
+TrainingComponents::CallSites call_sites(const Settings& s, const Registry& registry) {
+  TrainingComponents::CallSites sites;
+  sites.train_set = sites.test_set = plugin_call_site(registry, ComponentKind::dataset, s.data_plugin);
+  sites.train_preprocessing = sites.eval_preprocessing =
+      plugin_call_site(registry, ComponentKind::preprocessing, s.preprocessing_plugin);
+  sites.model = plugin_call_site(registry, ComponentKind::model, s.model_plugin);
+  sites.optimizer = plugin_call_site(registry, ComponentKind::optimizer, s.optimizer.plugin);
+  sites.schedule = plugin_call_site(registry, ComponentKind::lr_schedule, s.schedule.plugin);
+  sites.compressor = plugin_call_site(registry, ComponentKind::gradient_compression, s.compression.plugin);
+  for (const auto& w : s.optimizer.wrappers)
+    sites.wrappers.push_back(plugin_call_site(registry, ComponentKind::optimizer_wrapper, w.plugin));
+  return sites;
+}
+
+}  // namespace
+
 TrainingComponents build_components(const Settings& s, const Registry& registry, const ComputeSetup& compute,
                                     DataEventSink* data_events) {
   TrainingComponents c;
+  c.sites = call_sites(s, registry);
   c.train_set = build_train_set(s, registry, data_events);
   if (s.eval.enabled) c.test_set = build_split(s, registry, DatasetSplit::test, data_events);
   const DatasetInfo train_info = c.train_set->info();

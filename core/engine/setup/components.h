@@ -14,6 +14,7 @@
 #include "orchestrate/optimizer.h"
 #include "orchestrate/optimizer_wrapper.h"
 #include "orchestrate/preprocessing.h"
+#include "plugin_call.h"
 #include "recipe.h"
 #include "run_records.h"
 #include "settings.h"
@@ -42,7 +43,17 @@ struct TrainingComponents {
   std::map<std::string, double> aux_weights;
   // What [checkpoint] init_from loaded and skipped, and what was frozen.
   std::vector<TensorRecord> tensor_records;
+  // The plugins behind the components, named to a crash inside one of their
+  // calls (crash_handler.h).
+  struct CallSites {
+    PluginCallSite train_set, test_set, train_preprocessing, eval_preprocessing, model, optimizer, schedule,
+        compressor;
+    std::vector<PluginCallSite> wrappers;  // as `wrappers`
+  } sites;
 };
+
+// The plugin behind component `name` of `kind`, for crash reports.
+PluginCallSite plugin_call_site(const Registry& registry, ComponentKind kind, const std::string& name);
 
 // Any exception a factory throws comes back as an orchestrate Error naming the
 // recipe table and component, so a plugin bug or bad data never aborts the host.

@@ -6,13 +6,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <map>
 #include <set>
 
+#include "crash_handler.h"
 #include "orchestrate/duplicate_component.h"
 #include "orchestrate/error.h"
 #include "orchestrate/plugin.h"
 #include "plugin_build_note.h"
+#include "plugin_call.h"
 #include "plugin_file_check.h"
 
 namespace orchestrate {
@@ -189,6 +192,9 @@ OpenedPlugin open_plugin(const std::string& path) {
   if (const auto build = plugin_build_note(fs::path(path))) check_build(*build, path);
   auto library = std::make_shared<boost::dll::shared_library>();
   boost::dll::fs::error_code ec;
+  // Its static constructors run in dlopen: a crash there names the file.
+  const PluginCallSite loading{plugin_name_of(path), "plugin file " + path};
+  std::optional<PluginCallScope> in_plugin(std::in_place, loading, "loading");
   // RTLD_NOW: an unresolved symbol is reported here, not as a crash mid-run.
   library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec) {
@@ -202,6 +208,7 @@ OpenedPlugin open_plugin(const std::string& path) {
   const PluginDescriptor* descriptor = entry();
   if (!descriptor) throw PluginError(path + ": plugin returned no descriptor");
   check_descriptor(*descriptor, path);
+  in_plugin.emplace(loading, "register_components");
   // Registration only adds components, so it runs once into a scratch
   // registry to check what it adds; a plugin with a problem is refused
   // whole, before anything of it reaches the real registry.
@@ -219,15 +226,25 @@ OpenedPlugin open_plugin(const std::string& path) {
   return {library, descriptor};
 }
 
-std::string library_of(const Registry& registry, const std::string& plugin) {
+std::optional<std::string> loaded_library(const Registry& registry, const std::string& plugin) {
   for (const auto& loaded : registry.plugins())
     if (loaded.name == plugin) return loaded.library_path;
-  return "?";
+  return std::nullopt;
+}
+
+std::string library_of(const Registry& registry, const std::string& plugin) {
+  return loaded_library(registry, plugin).value_or("?");
 }
 
 void register_plugin(Registry& registry, const std::string& path, const OpenedPlugin& opened) {
   const PluginDescriptor& d = *opened.descriptor;
+  // One file per plugin name: the run record finds a component's library by
+  // its plugin's name, and would name the wrong file.
+  if (const auto first = loaded_library(registry, d.name))
+    throw PluginError(path + ": plugin name '" + d.name + "' is already taken by " + *first +
+                      "; rename one of them (ORCHESTRATE_PLUGIN's first argument) if both are wanted");
   LoadedPlugin loaded{d.name, d.version ? d.version : "", path, d.torch_version, d.compiler ? d.compiler : ""};
+  note_plugin_code(loaded.name, path);  // loaded for good: a fault in its code names it
   registry.begin_plugin(loaded, opened.library);
   try {
     d.register_components(registry);
@@ -255,7 +272,7 @@ void load_plugin_library(Registry& registry, const std::string& path) {
 
 std::string ShadowedPlugin::message() const {
   return hidden + " is not loaded: " + used + " has the same plugin name and comes first in the plugin path" +
-         "; rename one of them if both are wanted";
+         " (directories in order, files by name)" + "; rename one of them if both are wanted";
 }
 
 PluginScan scan_plugins(Registry& registry, const std::vector<std::string>& directories) {
@@ -286,6 +303,12 @@ PluginScan scan_plugins(Registry& registry, const std::vector<std::string>& dire
         scan.refused.push_back({file.string(), e.what()});
         refused_names.insert(taken->first);
         continue;
+      }
+      // The name its descriptor gives, which the file name need not match:
+      // the first file to take it keeps it (and is what runs record).
+      if (const auto first = loaded_library(registry, opened.descriptor->name)) {
+        scan.shadowed.push_back({*first, file.string()});
+        continue;  // `opened` goes, and the library is unloaded
       }
       register_plugin(registry, file.string(), opened);
     }

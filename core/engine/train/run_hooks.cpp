@@ -1,6 +1,7 @@
 #include "run_hooks.h"
 #include "run_store.h"
 
+#include "components.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {
@@ -12,7 +13,9 @@ RunHooks::RunHooks(const std::vector<ComponentChoice>& choices, const Registry& 
   for (std::size_t i = 0; i < choices.size(); ++i) {
     const auto& choice = choices[i];
     labels_.push_back("[[hooks]] entry " + std::to_string(i) + " (" + choice.plugin + ")");
+    sites_.push_back(plugin_call_site(registry, ComponentKind::hook, choice.plugin));
     try {
+      const PluginCallScope in_factory(sites_.back(), "create");
       hooks_.push_back(registry.hooks().get(choice.plugin).create(choice.params, context));
     } catch (const Error&) {
       throw;
@@ -29,6 +32,7 @@ template <class Call>
 void RunHooks::each(const char* what, Call call) {
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     try {
+      const PluginCallScope in_hook(sites_[i], what);
       call(*hooks_[i]);
     } catch (const std::exception& e) {
       throw Error(labels_[i] + " failed in " + what + ": " + exception_reason(e));

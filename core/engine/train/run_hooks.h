@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "orchestrate/hook.h"
+#include "plugin_call.h"
 #include "run_records.h"
 #include "settings.h"
 
@@ -57,6 +58,7 @@ class RunHooks final : public HookSink {
 
   std::vector<std::unique_ptr<Hook>> hooks_;
   std::vector<std::string> labels_;  // "[[hooks]] entry 0 (profile)"
+  std::vector<PluginCallSite> sites_;  // named to a crash inside a hook (crash_handler.h)
   RunStore& store_;
   std::int64_t run_id_;
   PrintLine print_;

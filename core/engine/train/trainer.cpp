@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "checkpointer.h"
+#include "crash_handler.h"
 #include "collective.h"
 #include "components.h"
 #include "compute_setup.h"
@@ -42,21 +43,23 @@ std::string transfer_summary(const std::vector<TensorRecord>& records) {
   return out;
 }
 
-// What every rank's hooks are told: their rank, and the job's run (rank 0's
-// id: the other ranks record into scratch stores of their own).
-HookContext hook_context(const TrainOptions& options, const RunStore& store, std::int64_t run_id,
-                         bool any_hooks) {
+// The job's run: rank 0's id, on every rank (the other ranks record into
+// scratch stores of their own, with ids of their own).
+std::int64_t job_run_id(const TrainOptions& options, std::int64_t run_id) {
+  if (!options.collective) return run_id;
+  auto id = at::full({1}, static_cast<double>(run_id), at::TensorOptions().dtype(at::kDouble))
+                .to(options.collective->device());
+  options.collective->broadcast_in_place({id});
+  return static_cast<std::int64_t>(id.item<double>());
+}
+
+// What every rank's hooks are told: their rank, and the job's run.
+HookContext hook_context(const TrainOptions& options, const RunStore& store, std::int64_t job_run) {
   HookContext context;
-  context.run_id = run_id;
+  context.run_id = job_run;
   if (options.collective) {
     context.rank = options.collective->rank();
     context.world_size = options.collective->world_size();
-  }
-  if (options.collective && any_hooks) {  // the same recipe, so the same choice, on every rank
-    auto id = at::full({1}, static_cast<double>(run_id), at::TensorOptions().dtype(at::kDouble))
-                  .to(options.collective->device());
-    options.collective->broadcast_in_place({id});
-    context.run_id = static_cast<std::int64_t>(id.item<double>());
   }
   const std::string root = options.artifact_root.empty() ? directory_beside_store(store.path(), kArtifactDirectory)
                                                          : options.artifact_root;
@@ -136,6 +139,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   if (leader)
     for (const auto& warning : options.plugin_warnings) store.record_event(outcome.run_id, "plugins", warning);
   try {
+    const std::int64_t job_run = job_run_id(options, outcome.run_id);
+    const CrashBreadcrumbTarget crash_target(options.job_store_path.empty() ? store.path() : options.job_store_path,
+                                             job_run, compute.rank, compute.world_size);
     // Built once the run is recorded, so a data set that fails to load, or
     // init_from weights that do not fit the model, leave a failed run that
     // says why (and setup_s covers the loading).
@@ -158,8 +164,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
                                   s.precision.mode);
     Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), store,
                               outcome.run_id);
-    RunHooks hooks(s.hooks, registry, hook_context(options, store, outcome.run_id, !s.hooks.empty()), store,
-                   outcome.run_id);
+    RunHooks hooks(s.hooks, registry, hook_context(options, store, job_run), store, outcome.run_id);
     TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer, hooks,
                     resume ? &*resume : nullptr);
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
@@ -168,9 +173,14 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     outcome.checkpoint = checkpointer.newest();
     if (outcome.status == RunStatus::finished && !s.export_.dir.empty() && leader)
       outcome.exported = export_finished_run(s, components, store, outcome.run_id, outcome.steps, outcome.checkpoint);
+    // A rank that crashed got this one stopped (SIGTERM from the launcher):
+    // the run failed, of the crash.
+    if (leader && outcome.status != RunStatus::finished)
+      if (const auto crash = take_peer_crash(store.path(), outcome.run_id, compute.world_size)) throw Error(*crash);
     store.finish_run(outcome.run_id, outcome.status);
   } catch (const std::exception& e) {
-    fail_run(store, outcome.run_id, e, "training");
+    fail_run(store, outcome.run_id, e, "training",
+             leader ? take_peer_crash(store.path(), outcome.run_id, compute.world_size) : std::nullopt);
   }
   outcome.wall_s = seconds_between(start, Clock::now());
   if (auto summary = store.find_run(std::to_string(outcome.run_id))) outcome.final_metrics = summary->final_metrics;

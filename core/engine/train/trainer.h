@@ -49,6 +49,9 @@ struct TrainOptions {
   // another of the same plugin name): recorded as the run's "plugins" events,
   // so the run says which files it did not use.
   std::vector<std::string> plugin_warnings;
+  // The job's run store (rank 0's), beside which a crashing rank leaves its
+  // breadcrumb (crash_handler.h); "": the store train() is given.
+  std::string job_store_path;
 };
 
 // Builds the recipe's components, trains, evaluates, and records everything

@@ -60,6 +60,7 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
       return;
     }
     if (hooks_.stop_reason()) return;
+    note_training_step(at_.update + 1);  // for a crash report (crash_handler.h)
     hooks_.update_begins(at_.update + 1);
     StepTiming timing;
     share_rank0_buffers();
@@ -98,7 +99,10 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
     sync_.exchange_compressed(c_.compressor && update_step_.skips_for_loss(loss),
                               CompressionStep{at_.update, epochs_done, update_step_.metrics()}, timing,
                               metrics_.timer());
-    const double lr = c_.schedule->learning_rate(at_.update);
+    const double lr = [&] {
+      const PluginCallScope in_schedule(c_.sites.schedule, "learning_rate");
+      return c_.schedule->learning_rate(at_.update);
+    }();
     update_step_.apply(loss, lr, at_.update, epoch, precision_, stage2_,
                        [this](const at::Tensor& images, const at::Tensor& labels) { return batch_loss(images, labels); });
     metrics_.timer().optimizer_ends();
@@ -120,6 +124,7 @@ at::Tensor TrainingRun::micro_batch(const Batch& batch, StepTiming& timing, bool
   // Loss in fp32 whatever the autocast dtype; divided so that accumulated
   // micro-batch gradients are the mean over the whole update's batch.
   // train/loss is the main classifier's; auxiliary losses are logged apart.
+  std::optional<PluginCallScope> in_model(std::in_place, c_.sites.model, "forward");
   const ModelOutput output = precision_.forward(*c_.model, images);
   const auto loss = cross_entropy(output.logits, labels, s_.label_smoothing);
   metrics_.window().count_hits(output.logits.detach(), labels);
@@ -131,7 +136,9 @@ at::Tensor TrainingRun::micro_batch(const Batch& batch, StepTiming& timing, bool
         aux.defined())
       objective = loss + aux;
   sync_.before_backward(last);
+  in_model.emplace(c_.sites.model, "backward");
   precision_.scale(objective / static_cast<double>(c_.micro_batches_per_update)).backward();
+  in_model.reset();
   metrics_.timer().compute_ends();
   // Rank 0's row is the job's step: the images of all its ranks (migration 4).
   timing.images += labels.size(0) * (collective_ && leader_ ? collective_->world_size() : 1);

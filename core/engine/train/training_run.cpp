@@ -82,7 +82,8 @@ void TrainingRun::start_input(const ComputeSetup& compute) {
   if (collective_ && leader_) store_.record_event(run_id_, "data_sharding", c_.shards->describe());
   const std::int64_t shuffle_buffer = stream_shuffle_buffer(s_, *c_.train_set);
   train_pipeline_ = std::make_unique<BatchPipeline>(
-      SampleSource{*c_.train_set, *c_.train_preprocessing, s_.run.seed, compute.rank, compute.world_size},
+      SampleSource{*c_.train_set, *c_.train_preprocessing, s_.run.seed, compute.rank, compute.world_size,
+                   c_.sites.train_set, c_.sites.train_preprocessing},
       [shards = c_.shards, batch = s_.run.batch_size, seed = s_.run.seed, per_epoch, shuffle_buffer,
        rank = compute.rank](std::int64_t epoch) {
         auto batches = shards->batches(rank, batch, seed, epoch, shuffle_buffer);
@@ -93,7 +94,8 @@ void TrainingRun::start_input(const ComputeSetup& compute) {
   train_feeder_ = std::make_unique<DeviceBatchFeeder>(*train_pipeline_, device_);
   if (c_.test_set)
     evaluator_ = std::make_unique<Evaluator>(
-        SampleSource{*c_.test_set, *c_.eval_preprocessing, s_.run.seed, compute.rank, compute.world_size},
+        SampleSource{*c_.test_set, *c_.eval_preprocessing, s_.run.seed, compute.rank, compute.world_size,
+                     c_.sites.test_set, c_.sites.eval_preprocessing},
         s_.eval.batch_size, device_, c_.epochs + 1, compute.pipeline);
 }
 

@@ -12,6 +12,12 @@ UpdateStep::UpdateStep(TrainingComponents& components, NonFinitePolicy on_nonfin
     for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
 }
 
+// Components built by hand (tests) may name no sites.
+const PluginCallSite& UpdateStep::wrapper_site(std::size_t i) const {
+  static const PluginCallSite unnamed;
+  return i < c_.sites.wrappers.size() ? c_.sites.wrappers[i] : unnamed;
+}
+
 bool UpdateStep::skips_for_loss(const at::Tensor& loss) const {
   return on_nonfinite_ == NonFinitePolicy::skip && !std::isfinite(loss.item<double>());
 }
@@ -28,9 +34,18 @@ void UpdateStep::apply(const at::Tensor& loss, double lr, std::int64_t update, s
       stage2.step(loss, loss_of, metrics_);
     } else {
       UpdateView view{*c_.optimizer, metrics_, update};
-      for (auto& wrapper : c_.wrappers) wrapper->before_step(view);
-      c_.optimizer->step();
-      for (auto it = c_.wrappers.rbegin(); it != c_.wrappers.rend(); ++it) (*it)->after_step(view);
+      for (std::size_t i = 0; i < c_.wrappers.size(); ++i) {
+        const PluginCallScope in_wrapper(wrapper_site(i), "before_step");
+        c_.wrappers[i]->before_step(view);
+      }
+      {
+        const PluginCallScope in_optimizer(c_.sites.optimizer, "step");
+        c_.optimizer->step();
+      }
+      for (std::size_t i = c_.wrappers.size(); i-- > 0;) {
+        const PluginCallScope in_wrapper(wrapper_site(i), "after_step");
+        c_.wrappers[i]->after_step(view);
+      }
     }
   } else {
     ++skipped_;

@@ -39,6 +39,7 @@ class UpdateStep {
   std::int64_t& skipped() { return skipped_; }  // updates skipped so far; the checkpoint's
 
  private:
+  const PluginCallSite& wrapper_site(std::size_t i) const;
   TrainingComponents& c_;
   const NonFinitePolicy on_nonfinite_;
   RunStore& store_;

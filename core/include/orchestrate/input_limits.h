@@ -18,4 +18,9 @@ inline constexpr int kMaxNesting = 64;
 // A recipe with 200,000 unknown keys is one mistake repeated, not 200,000 to read.
 inline constexpr std::size_t kMaxErrorLines = 20;
 
+// Bytes of a crash breadcrumb (crash_breadcrumb.h), the note a crashing
+// process leaves beside its run store: a header, four numbers and a line
+// that names a plugin and its file. A larger file of that name is not one.
+inline constexpr std::size_t kMaxCrashBreadcrumbBytes = 8192;
+
 }  // namespace orchestrate::limits
