@@ -229,6 +229,7 @@ int run_command(const std::vector<std::string>& arguments) {
   const Recipe recipe = load_recipe(recipe_path, overrides, registry, smoke_overrides ? &*smoke_overrides : nullptr);
   if (smoke_overrides)
     for (const auto& note : smoke_overrides->notes()) std::cerr << "smoke: " << note << "\n";
+  for (const auto& note : recipe.notes) std::cerr << "orchestrate: note: " << note << "\n";
   // The rules across tables ([dim_reduce] with wrappers, ...): before any file is written.
   const Settings& settings = settings_of(recipe);
   if (values["dry-run"].as<bool>()) {

@@ -34,8 +34,11 @@ TEST(Conformance, TheSelectionIsWhatIsChecked) {
   const auto& selection = orchestrate::conformance::selection();
   for (const auto kind : orchestrate::all_component_kinds()) {
     const auto names = selected_names(kind);
-    if (!selection.kind)
+    if (!selection.kind && selection.plugin_path.empty())  // every component on the path: the built-ins, at least
       EXPECT_FALSE(names.empty()) << "no " << orchestrate::to_string(kind) << " component";
+    else if (!selection.kind)  // --plugin-path: its plugins only
+      for (const auto& name : names)
+        EXPECT_EQ(selection_only_plugins().count(registry().component(kind, name).plugin), 1u) << name;
     else if (kind == *selection.kind)
       EXPECT_EQ(names, std::vector<std::string>{selection.name});
     else

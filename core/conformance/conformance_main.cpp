@@ -32,7 +32,8 @@ orchestrate::conformance::Selection parse(int argc, char** argv, std::vector<std
       "TOML file of the component's keys over its defaults (a data set's paths); top-level keys are for KIND NAME, "
       "[KIND.NAME] tables for any component")(
       "plugin-path", po::value<std::string>()->default_value(""),
-      "':'-separated plugin directories, searched before $ORCHESTRATE_PLUGIN_PATH and the default")(
+      "':'-separated plugin directories, searched before $ORCHESTRATE_PLUGIN_PATH and the default; without KIND "
+      "NAME, only their plugins are checked")(
       "kind", po::value<std::string>(), "")("name", po::value<std::string>(), "");
   po::positional_options_description positional;
   positional.add("kind", 1).add("name", 1);

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,7 +20,8 @@ namespace orchestrate::conformance {
 
 struct Selection {
   std::string plugin_path;                // --plugin-path, before $ORCHESTRATE_PLUGIN_PATH and the default
-  std::optional<ComponentKind> kind;      // none: every component of every kind
+  std::optional<ComponentKind> kind;      // none: every component of every kind (of the
+                                          // --plugin-path directories' plugins, when given)
   std::string name;                       // with kind: that component only
   std::vector<std::string> settings_files;  // --settings FILE.toml, in order
 };
@@ -35,6 +37,9 @@ Registry& registry();
 const std::vector<std::string>& searched_directories();
 const std::vector<std::string>& refused_plugins();
 const Selection& selection();
+// With --plugin-path and no KIND NAME: the plugins in those directories,
+// the only ones checked.
+const std::set<std::string>& selection_only_plugins();
 
 // The selected components of `kind`, by name: GoogleTest's parameter list.
 std::vector<std::string> selected_names(ComponentKind kind);

@@ -198,6 +198,13 @@ ParamSchema& ParamSchema::rule(ParamRule check) {
   return *this;
 }
 
+ParamSchema& ParamSchema::recipe_rule(RecipeRule check) {
+  recipe_rules_.push_back(std::move(check));
+  return *this;
+}
+
+RecipeView::~RecipeView() = default;
+
 std::vector<std::string> ParamSchema::broken_rules(const Params& params) const {
   std::vector<std::string> out;
   for (const auto& check : rules_)

@@ -81,7 +81,12 @@ std::vector<const ComponentInfo*> Registry::components(ComponentKind kind) const
   return {};
 }
 
+void Registry::add_clash(ComponentKind kind, const std::string& name, std::string message) {
+  clashes_.emplace(std::pair{kind, name}, std::move(message));
+}
+
 const ComponentInfo& Registry::component(ComponentKind kind, const std::string& name) const {
+  if (const auto clash = clashes_.find({kind, name}); clash != clashes_.end()) throw PluginError(clash->second);
   std::vector<std::string> known;
   for (const auto* info : components(kind)) {
     if (info->name == name) return *info;

@@ -35,13 +35,15 @@ void RunEvents::step(const StepTiming& row) {
 }
 
 void RunEvents::metrics(std::int64_t step, const MetricValues& values, double wall_time) {
-  bool log_point = false;
+  bool log_point = false, has_learning_rate = false;
   for (const auto& [name, value] : values) {
     add(name, step, wall_time, value);
     log_point = log_point || name == "train/loss";
+    has_learning_rate = has_learning_rate || name == "train/learning_rate";
   }
   if (!log_point || rows_ == 0 || total_s_ <= 0) return;
-  add("train/learning_rate", step, wall_time, learning_rate_);
+  // Runs recorded before the lr was a metric: from their step rows.
+  if (!has_learning_rate) add("train/learning_rate", step, wall_time, learning_rate_);
   add("perf/images_per_s", step, wall_time, static_cast<double>(images_) / total_s_);
   add("perf/step_s", step, wall_time, total_s_ / static_cast<double>(rows_));
   add("perf/data_wait_share", step, wall_time, data_wait_s_ / total_s_);

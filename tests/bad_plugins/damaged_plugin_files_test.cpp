@@ -211,17 +211,40 @@ TEST(BadPlugins, AnotherApiVersionIsRefusedButTheOthersLoad) {
       << describe.output;
 }
 
-TEST(BadPlugins, AComponentRegisteredTwiceNamesBothFiles) {
-  const std::string duplicate = std::string(orchestrate::build_paths::kBadPluginDir) + "/duplicate/liborchestrate_duplicate.so";
-  const std::string mock = std::string(orchestrate::build_paths::kTestPluginDir) + "/liborchestrate_mock.so";
-  auto result = run_orchestrate(std::string("plugins --plugin-path ") + orchestrate::build_paths::kBadPluginDir + "/duplicate");
-  EXPECT_EQ(result.exit_code, 3) << result.output;
-  EXPECT_EQ(line_count(result.output), 1u) << result.output;
+// One rule for a broken or a duplicated component: the file is refused, a
+// command that uses its name stops naming both files, every other command
+// goes on with one warning.
+TEST(BadPlugins, AComponentRegisteredTwiceStopsOnlyTheCommandsThatUseIt) {
+  const std::string plugin_dir = std::string(orchestrate::build_paths::kBadPluginDir) + "/duplicate";
+  const std::string duplicate = fs::path(plugin_dir + "/liborchestrate_duplicate.so").lexically_normal().string();
+  const std::string mock =
+      fs::path(std::string(orchestrate::build_paths::kTestPluginDir) + "/liborchestrate_mock.so").lexically_normal().string();
   // --plugin-path comes before the default directory, so the duplicate registers first.
-  EXPECT_EQ(result.output, "orchestrate: error: dataset 'mock' is registered twice: by plugin 'duplicate' (" +
-                               fs::path(duplicate).lexically_normal().string() + ") and by plugin 'mock' (" +
-                               fs::path(mock).lexically_normal().string() +
-                               "); remove one of them from the plugin path\n");
+  const std::string clash = "dataset 'mock' is registered twice: by plugin 'duplicate' (" + duplicate +
+                            ") and by plugin 'mock' (" + mock + ")";
+  const std::string refusal = mock + ": " + clash + "; this file is not loaded, and a command that uses dataset "
+                              "'mock' stops; remove one of them from the plugin path";
+  auto listing = run_orchestrate("plugins --format csv --plugin-path " + plugin_dir);
+  EXPECT_EQ(listing.exit_code, 3) << listing.output;
+  EXPECT_EQ(lines_naming(listing.output, "registered twice"),
+            std::vector<std::string>{"orchestrate: error: plugin refused: " + refusal})
+      << listing.output;
+
+  ScratchDir dir;
+  const std::string recipe = dir.write(
+      "mock.toml", "schema_version = 1\n[data]\nplugin = \"mock\"\n[model]\nplugin = \"lenet\"\n[optimizer]\nplugin = \"sgd\"\n");
+  auto uses_it = run_orchestrate("run " + recipe + " --dry-run --plugin-path " + plugin_dir);
+  EXPECT_EQ(uses_it.exit_code, 3) << uses_it.output;
+  EXPECT_NE(uses_it.output.find(recipe + ":3:10: [data] plugin: " + clash + "; remove one of them from the plugin path (" +
+                                mock + " is not loaded)"),
+            std::string::npos)
+      << uses_it.output;
+  EXPECT_EQ(run_orchestrate("describe dataset mock --plugin-path " + plugin_dir).exit_code, 3);
+  auto does_not = run_orchestrate("describe optimizer sgd --plugin-path " + plugin_dir);
+  EXPECT_EQ(does_not.exit_code, 0) << does_not.output;
+  EXPECT_EQ(lines_naming(does_not.output, "registered twice"),
+            std::vector<std::string>{"orchestrate: warning: plugin skipped: " + refusal})
+      << does_not.output;
 }
 
 // A default outside its own range would reach the component (every_n = 0: a

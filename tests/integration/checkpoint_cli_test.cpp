@@ -145,7 +145,7 @@ TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
   const auto reference_db = dir.file("reference/runs.db");
   const auto reference = run_orchestrate("run " + recipe + " --db " + reference_db + " --quiet");
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
-  EXPECT_NE(reference.output.find("checkpoint " + dir.file("reference/checkpoints/run-1/step-00000256")),
+  EXPECT_NE(reference.output.find("checkpoint " + dir.file("reference/checkpoints/runs.db/run-1/step-00000256")),
             std::string::npos)
       << reference.output;
 

@@ -14,6 +14,7 @@
 #include <cctype>
 #include <future>
 #include <map>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -157,6 +158,62 @@ TEST(ConcurrentRuns, FourRunsWritingOneStoreLoseNoRowsWhileQueriesRead) {
     EXPECT_EQ(metrics["time/setup_s"], 1) << name;
   }
   EXPECT_EQ(names, (std::vector<std::string>{"w1", "w2", "w3", "w4"}));
+}
+
+// Two stores in one directory count their runs from 1 each: their
+// checkpoints go under the store's own name, so neither overwrites the
+// other's run 1, and each --resume takes up its own run from its own
+// weights.
+TEST(ConcurrentRuns, TwoStoresInOneDirectoryKeepTheirCheckpointsApart) {
+  ScratchDir dir;
+  const std::string recipe = dir.write("two.toml", R"(schema_version = 1
+[run]
+batch_size = 8
+max_steps = 4
+threads = 1
+[data]
+plugin = "mock"
+channels = 1
+height = 28
+width = 28
+train_size = 64
+test_size = 16
+[model]
+plugin = "lenet"
+[optimizer]
+plugin = "sgd"
+lr = 0.01
+[eval]
+enabled = false
+)");
+  // Different seeds: different weights, so a checkpoint says whose it is.
+  auto first = std::async(std::launch::async, [&] {
+    return run_orchestrate("run " + recipe + " --quiet --set run.seed=1 --db " + dir.file("a.db"));
+  });
+  auto second = std::async(std::launch::async, [&] {
+    return run_orchestrate("run " + recipe + " --quiet --set run.seed=2 --db " + dir.file("b.db"));
+  });
+  const CommandResult a = first.get(), b = second.get();
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  ASSERT_EQ(b.exit_code, 0) << b.output;
+  const std::string a_weights = dir.file("checkpoints/a.db/run-1/step-00000004");
+  const std::string b_weights = dir.file("checkpoints/b.db/run-1/step-00000004");
+  EXPECT_NE(a.output.find("checkpoint " + a_weights), std::string::npos) << a.output;
+  EXPECT_NE(b.output.find("checkpoint " + b_weights), std::string::npos) << b.output;
+  const auto model_bytes = [](const std::string& checkpoint) {
+    return file_bytes(checkpoint + "/model.safetensors");
+  };
+  ASSERT_FALSE(model_bytes(a_weights).empty());
+  EXPECT_NE(model_bytes(a_weights), model_bytes(b_weights));
+
+  for (const auto& [store, seed, weights] : {std::tuple{std::string("a.db"), 1, a_weights},
+                                             std::tuple{std::string("b.db"), 2, b_weights}}) {
+    const auto resumed = run_orchestrate("run " + recipe + " --resume 1 --set run.seed=" + std::to_string(seed) +
+                                         " --db " + dir.file(store));
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("resuming run 1 from step 4 of 4 (checkpoint " + weights + ")"), std::string::npos)
+        << resumed.output;
+  }
 }
 
 }  // namespace

@@ -45,7 +45,7 @@ struct Stages {
   ScratchDir dir;
   std::string recipe, db;
   CommandResult stage1, stage2;
-  std::string snapshots() const { return dir.file("snapshots/run-1"); }
+  std::string snapshots() const { return dir.file("snapshots/runs.db/run-1"); }
   // Stage 2 from stage 1's last checkpoint: 8 components, 10 trial steps.
   std::string stage_two_settings() const {
     const auto checkpoints = RunStore(db, StoreAccess::read_only).checkpoints(1);
@@ -106,7 +106,7 @@ void stage_two_trains_in_the_pca_subspace_and_keeps_the_accuracy(Stages& s) {
     if (event.kind == "dim_reduce") said = event.message;
   EXPECT_NE(said.find("PCA of 12 weight snapshots"), std::string::npos) << said;
   EXPECT_NE(said.find("8 components of 93322 weights"), std::string::npos) << said;
-  const auto pca = read_safetensors_header(s.dir.file("artifacts/run-2/pca_mat.safetensors"));
+  const auto pca = read_safetensors_header(s.dir.file("artifacts/runs.db/run-2/pca_mat.safetensors"));
   ASSERT_EQ(pca.size(), 2u);
   EXPECT_EQ(pca[0].name, "components");
   EXPECT_EQ(pca[0].shape, (std::vector<std::int64_t>{8, 93322}));
@@ -213,7 +213,7 @@ TEST(DimReduceTraining, BothStagesInOneRun) {
   ASSERT_NE(pca, std::string::npos) << sequence;
   EXPECT_NE(sequence.rfind("weight snapshot at step 32:", pca), std::string::npos) << sequence;
   EXPECT_EQ(sequence.find("weight snapshot at step 34:"), sequence.find("weight snapshot at step", pca)) << sequence;
-  EXPECT_TRUE(fs::exists(dir.file("artifacts/run-1/pca_mat.safetensors")));
+  EXPECT_TRUE(fs::exists(dir.file("artifacts/runs.db/run-1/pca_mat.safetensors")));
   EXPECT_EQ(run->final_metrics.count("train/dim_reduce_trials"), 1u) << "stage 2 took the last updates";
   EXPECT_EQ(store.step_timings(1).size(), 48u);
   EXPECT_TRUE(std::isfinite(run->final_metrics.at("eval/loss")));

@@ -115,6 +115,31 @@ TEST(HooksTest, LogEveryNStepsPrintsAndRecordsExactlyThatUpdatesLoss) {
   }
 }
 
+// every_n = 0 follows the run's own log points (StepView::log_point), and
+// the lr of each log point is a metric like the loss, for show and plot.
+TEST(HooksTest, AHookSeesTheRunsLogPointsAndTheLearningRateIsAMetric) {
+  ScratchDir dir;
+  const auto ran = run_with(dir, "rhythm", "[[hooks]]\nplugin = \"log_every_n_steps\"\nevery_n = 0\n",
+                            "--set run.max_steps=10 --set log.progress=never");
+  ASSERT_EQ(ran.result.exit_code, 0) << ran.result.output;
+  for (const char* line : {"step 4/10  epoch 1  loss ", "step 8/10  epoch 1  loss ", "step 10/10  epoch 1  loss "})
+    EXPECT_NE(ran.result.output.find(line), std::string::npos) << line << " in:\n" << ran.result.output;
+  EXPECT_EQ(ran.result.output.find("step 5/10"), std::string::npos) << ran.result.output;
+
+  RunStore store(ran.db, StoreAccess::read_only);
+  std::map<std::int64_t, double> lr_of_step;
+  for (const auto& row : store.step_timings(1)) lr_of_step[row.step] = row.learning_rate;
+  const auto lr = metrics_of(ran.db)["train/learning_rate"];
+  ASSERT_EQ(lr.size(), 3U);  // the log points: 4, 8 and the last, 10
+  for (const auto& [step, value] : lr) EXPECT_DOUBLE_EQ(value, lr_of_step.at(step)) << "step " << step;
+  const std::string picture = dir.file("lr.svg");
+  const auto plotted = run_orchestrate("plot 1 --metric train/learning_rate -o " + picture + " --db " + ran.db);
+  EXPECT_EQ(plotted.exit_code, 0) << plotted.output;
+  EXPECT_NE(file_bytes(picture).find("train/learning_rate"), std::string::npos) << plotted.output;
+  const auto shown = run_orchestrate("show 1 --format json --db " + ran.db);
+  EXPECT_NE(shown.output.find("\"train/learning_rate\""), std::string::npos) << shown.output;
+}
+
 TEST(HooksTest, PrintModelStatisticsCountsTheConvNetsParametersAndFlops) {
   ScratchDir dir;
   // conv1 frozen: its 320 parameters are not trainable. --quiet drops the
@@ -153,7 +178,7 @@ TEST(HooksTest, ProfileWritesAChromeTraceOfTheChosenUpdatesAndRecordsItsPath) {
   const auto ran = run_with(dir, "profile", "[[hooks]]\nplugin = \"profile\"\nfirst_step = 3\nsteps = 2\n",
                             "--set run.max_steps=6 --quiet");
   ASSERT_EQ(ran.result.exit_code, 0) << ran.result.output;
-  const std::string trace = dir.file("profile/artifacts/run-1/profiles/trace-rank0-steps3-4.json");
+  const std::string trace = dir.file("profile/artifacts/runs.db/run-1/profiles/trace-rank0-steps3-4.json");
   ASSERT_TRUE(std::filesystem::is_regular_file(trace)) << ran.result.output;
   std::set<std::string> steps;
   const auto step_ranges = trace_events(trace, "ProfilerStep#");
@@ -202,7 +227,7 @@ TEST(HooksTest, HooksOnEveryRankOfADataParallelJobStopTogetherAndProfileTheirOwn
   EXPECT_EQ(store.step_timings(2, 1).size(), 4U);
   // Both ranks write under the job's run (rank 0's id), each its own file.
   for (const char* file : {"trace-rank0-steps2-2.json", "trace-rank1-steps2-2.json"})
-    EXPECT_TRUE(std::filesystem::is_regular_file(dir.file(std::string("ranks/artifacts/run-2/profiles/") + file)))
+    EXPECT_TRUE(std::filesystem::is_regular_file(dir.file(std::string("ranks/artifacts/runs.db/run-2/profiles/") + file)))
         << file << "\n" << ran.result.output;
 }
 

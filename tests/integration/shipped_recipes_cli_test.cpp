@@ -103,10 +103,10 @@ plugin = "convnet"
 plugin = "sgd"
 lr = 1.0
 [checkpoint]
-init_from = "checkpoints/run-1/step-00000936"
+init_from = "checkpoints/orchestrate.db/run-1/step-00000936"
 [dim_reduce]
 enabled = true
-snapshots = "snapshots/run-1"
+snapshots = "snapshots/orchestrate.db/run-1"
 )");
   const auto run = run_shell("cd " + dir.path().string() + " && env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB TMPDIR=" +
                              dir.path().string() + " " + orchestrate::build_paths::kOrchestrateBin + " run " + recipe + " --smoke --quiet --db " +

@@ -12,12 +12,12 @@ scratch=$2
 data=$3
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/../support/sdk_project.sh"
-out_of_tree_project "$build" "$scratch" "$here"
+out_of_tree_project "$build" "$scratch" csv_manifest
 # Its own unit tests, on the installed test helpers.
 ctest --test-dir "$scratch/plugin" 2>&1 | grep "tests passed"
 orchestrate=$scratch/prefix/bin/orchestrate
 export ORCHESTRATE_PLUGIN_PATH=$scratch/plugin
-wc -l < "$here/csv_manifest.cpp" | awk '{ if ($1 >= 120) { print "csv_manifest.cpp has " $1 " lines (the SDK should keep it under 120)"; exit 1 } }'
+wc -l < "$scratch/source/csv_manifest.cpp" | awk '{ if ($1 >= 120) { print "csv_manifest.cpp has " $1 " lines (the SDK should keep it under 120)"; exit 1 } }'
 
 # The committed Fashion-MNIST image folder, and manifests listing the same
 # files with image_folder's labels (the sorted class folders' positions).
@@ -30,6 +30,17 @@ for split in train val; do
 done
 printf 'train = "%s"\ntest = "%s"\nchannels = 1\n' "$scratch/images/train.csv" "$scratch/images/val.csv" > "$scratch/sample.toml"
 "$orchestrate" conformance dataset csv_manifest --settings "$scratch/sample.toml" 2>&1 | grep -E "^\[  (PASSED|FAILED) "
+# Without its sample data, the required key is named with the table to add (exit 2).
+if "$orchestrate" conformance dataset csv_manifest > "$scratch/no_settings.log" 2>&1; then
+  echo "conformance passed a dataset with no data"; exit 1
+fi
+grep -o "dataset 'csv_manifest' needs its required key '[a-z]*' .*give it in a settings file: --settings FILE.toml with \[dataset.csv_manifest\]" \
+  "$scratch/no_settings.log" | head -1 | sed 's/(.*)/(...)/'
+# --plugin-path and no KIND NAME: this project's plugins only, not the built-ins.
+printf '[dataset.csv_manifest]\ntrain = "%s"\ntest = "%s"\nchannels = 1\n[dataset.first_images]\nroot = "%s"\nchannels = 1\ncount = 8\n' \
+  "$scratch/images/train.csv" "$scratch/images/val.csv" "$scratch/images" > "$scratch/both.toml"
+"$orchestrate" conformance --plugin-path "$scratch/plugin" --settings "$scratch/both.toml" > "$scratch/own.log" 2>&1
+echo "own plugins only: $(grep -c '^\[       OK \]' "$scratch/own.log") checks, $(grep -cE '^\[       OK \] .*/(mock|fashion_mnist|sgd|lenet)' "$scratch/own.log") of built-ins"
 # A wrapper that builds image_folder through the registry passes too.
 printf '[dataset.first_images]\nroot = "%s"\nchannels = 1\ncount = 8\n' "$scratch/images" > "$scratch/wrapper.toml"
 "$orchestrate" conformance dataset first_images --settings "$scratch/wrapper.toml" 2>&1 | grep -E "^\[  (PASSED|FAILED) " |

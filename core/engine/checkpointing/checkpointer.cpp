@@ -21,8 +21,8 @@ std::string directory_beside_store(const std::string& store_path, const std::str
   return (parent.empty() ? fs::path(name) : parent / name).string();
 }
 
-std::string run_directory_under(const std::string& root, std::int64_t run_id) {
-  return (fs::path(root) / ("run-" + std::to_string(run_id))).string();
+std::string run_directory_under(const std::string& root, const std::string& store_path, std::int64_t run_id) {
+  return (fs::path(root) / fs::path(store_path).filename() / ("run-" + std::to_string(run_id))).string();
 }
 
 Checkpointer::Checkpointer(const CheckpointSettings& settings, std::string directory, RunStore& store,

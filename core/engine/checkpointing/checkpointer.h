@@ -20,8 +20,11 @@ std::string checkpoint_root(const CheckpointSettings& settings, const std::strin
 // `name` in the run store's directory ("checkpoints", "artifacts"), or
 // `name` alone for a store in the current directory.
 std::string directory_beside_store(const std::string& store_path, const std::string& name);
-// The run's own directory under a root (of checkpoints, of artifacts): run-<id>.
-std::string run_directory_under(const std::string& root, std::int64_t run_id);
+// A run's own directory under a root (of checkpoints, artifacts, snapshots):
+// <root>/<store file name>/run-<id>. Run ids count per store, so two stores
+// in one directory (or sharing a [checkpoint] dir) would otherwise write
+// each other's run-1. Runs recorded before keep the paths they recorded.
+std::string run_directory_under(const std::string& root, const std::string& store_path, std::int64_t run_id);
 
 class Checkpointer {
  public:

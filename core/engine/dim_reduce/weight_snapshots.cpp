@@ -69,7 +69,7 @@ std::vector<std::string> snapshot_files(const std::string& directory) {
 at::Tensor read_trajectory(const std::string& directory, const NamedParameters& parameters) {
   if (!fs::is_directory(directory))
     throw DataError("[dim_reduce] snapshots = \"" + directory + "\": no such directory; give the directory where "
-                    "stage 1 saved its weight snapshots ([snapshots] dir, by default snapshots/run-<id> beside the run store)");
+                    "stage 1 saved its weight snapshots ([snapshots] dir, by default snapshots/<store file>/run-<id> beside the run store)");
   const auto files = snapshot_files(directory);
   if (files.empty())
     throw DataError("[dim_reduce] snapshots = \"" + directory + "\": no step-*.safetensors snapshots in it; run stage 1 "

@@ -264,7 +264,7 @@ const SettingsTable<Settings>& log_keys() {
 const SettingsTable<CheckpointSettings>& checkpoint_keys() {
   static const auto table = [] {
     SettingsTable<CheckpointSettings> t;
-    t.key(string_param("dir", "", "where checkpoints go; empty: checkpoints/run-<id> beside the run store"),
+    t.key(string_param("dir", "", "where checkpoints go; empty: checkpoints/<store file>/run-<id> beside the run store"),
           FIELD(dir));
     t.key(int_param("every_steps", 0, "save every N updates; 0: off").at_least(0), FIELD(every_steps));
     t.key(int_param("every_epochs", 1, "save after every N epochs (after their evaluation); 0: off").at_least(0),
@@ -355,7 +355,7 @@ const SettingsTable<DistributedSettings>& distributed_keys() {
 const SettingsTable<SnapshotSettings>& snapshots_keys() {
   static const auto table = [] {
     SettingsTable<SnapshotSettings> t;
-    t.key(string_param("dir", "", "where the snapshots go; empty: snapshots/run-<id> beside the run store"),
+    t.key(string_param("dir", "", "where the snapshots go; empty: snapshots/<store file>/run-<id> beside the run store"),
           FIELD(dir));
     t.key(int_param("every_steps", 0, "save the trainable weights every N updates; 0: off").at_least(0),
           FIELD(policy.every_steps));
@@ -390,7 +390,7 @@ const SettingsTable<DimReduceSettings>& dim_reduce_keys() {
           FIELD(from_epoch));
     t.key(string_param("pca_mat_path", "",
                        "the PCA matrix (.safetensors): loaded when it exists, else computed from the snapshots and "
-                       "saved here; empty: artifacts/run-<id>/pca_mat.safetensors beside the run store"),
+                       "saved here; empty: artifacts/<store file>/run-<id>/pca_mat.safetensors beside the run store"),
           FIELD(pca_mat_path));
     t.key(int_param("n_components", 32, "the subspace's dimension; needs more snapshots than this").between(1, 4096),
           FIELD(n_components));

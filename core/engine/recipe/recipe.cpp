@@ -20,6 +20,29 @@
 
 namespace orchestrate {
 
+namespace {
+
+// RecipeView over a resolved recipe: what a component's recipe rule reads.
+class ResolvedRecipeView final : public RecipeView {
+ public:
+  ResolvedRecipeView(const Recipe& recipe, const Settings& settings) : recipe_(recipe), settings_(settings) {}
+  std::string plugin(const std::string& table) const override {
+    const auto it = recipe_.tables.find(table);
+    return it == recipe_.tables.end() ? "" : it->second.plugin;
+  }
+  const Params* params(const std::string& table) const override {
+    const auto it = recipe_.tables.find(table);
+    return it == recipe_.tables.end() || it->second.plugin.empty() ? nullptr : &it->second.component;
+  }
+  double base_learning_rate() const override { return settings_.optimizer.base_lr; }
+
+ private:
+  const Recipe& recipe_;
+  const Settings& settings_;
+};
+
+}  // namespace
+
 const std::vector<TableValues>& TableValues::list(const std::string& name) const {
   static const std::vector<TableValues> none;
   auto it = lists.find(name);
@@ -107,6 +130,38 @@ class RecipeReader {
         problem(at_table(root_[check.table].as_table()) + why);
   }
 
+  // The components' own rules over the rest of the recipe (RecipeRule),
+  // each problem at its component's table; only once all else is valid.
+  void check_recipe_rules(const Recipe& recipe, const Settings& settings) {
+    if (!problems_.empty()) return;
+    const ResolvedRecipeView view(recipe, settings);
+    for (const auto& spec : recipe_tables()) {
+      const auto values = recipe.tables.find(spec.name);
+      if (values == recipe.tables.end()) continue;
+      const toml::node* node = root_.get(spec.name);
+      if (spec.is_array) {
+        const auto* array = node ? node->as_array() : nullptr;
+        const auto& entries = values->second.list(spec.name);
+        for (std::size_t i = 0; i < entries.size(); ++i)
+          apply_recipe_rules(*spec.kind, entries[i], array && i < array->size() ? at((*array)[i]) : path_ + ": ",
+                             "[[" + spec.name + "]] entry " + std::to_string(i), view);
+        continue;
+      }
+      if (spec.kind)
+        apply_recipe_rules(*spec.kind, values->second, at_table(node ? node->as_table() : nullptr),
+                           "[" + spec.name + "]", view);
+      for (const auto& list : spec.lists) {
+        if (!list.kind) continue;
+        const toml::node* list_node = node && node->as_table() ? node->as_table()->get(list.name) : nullptr;
+        const auto* array = list_node ? list_node->as_array() : nullptr;
+        const auto& entries = values->second.list(list.name);
+        for (std::size_t i = 0; i < entries.size(); ++i)
+          apply_recipe_rules(*list.kind, entries[i], array && i < array->size() ? at((*array)[i]) : path_ + ": ",
+                             "[[" + spec.name + "." + list.name + "]] entry " + std::to_string(i), view);
+      }
+    }
+  }
+
   void throw_if_problems() const {
     if (problems_.empty()) return;
     std::string message;
@@ -125,6 +180,20 @@ class RecipeReader {
   std::string at_table(const toml::table* node) const { return node ? at(*node) : path_ + ": "; }
 
   void problem(std::string text) { problems_.push_back(std::move(text)); }
+
+  void apply_recipe_rules(ComponentKind kind, const TableValues& values, const std::string& where,
+                          const std::string& label, const RecipeView& view) {
+    if (values.plugin.empty()) return;
+    for (const auto& rule : registry_.component(kind, values.plugin).schema.recipe_rules()) {
+      std::string why;
+      try {
+        why = rule(values.component, view);
+      } catch (const std::exception& e) {  // a plugin bug: said, not a crash of the reader
+        why = "its recipe rule failed: " + exception_reason(e);
+      }
+      if (!why.empty()) problem(where + label + " " + values.plugin + ": " + why);
+    }
+  }
 
   // The component a table names, or "" (a problem is recorded when required).
   std::string plugin_of(const TableSpec& spec, const toml::table* node, const std::string& label) {
@@ -301,14 +370,95 @@ toml::table parse_recipe_file(const std::string& path) {
   }
 }
 
+// The table a dotted path names (an index addresses an array's entry), or null.
+toml::table* table_at(toml::table& root, const std::vector<std::string>& path, std::size_t length) {
+  toml::node* node = &root;
+  for (std::size_t i = 0; node && i < length; ++i) {
+    if (auto* table = node->as_table()) {
+      node = table->get(path[i]);
+    } else if (auto* array = node->as_array()) {
+      const std::string& segment = path[i];
+      const bool digits = !segment.empty() && segment.size() < 10 &&
+                          std::all_of(segment.begin(), segment.end(), [](char c) { return c >= '0' && c <= '9'; });
+      node = digits && std::stoul(segment) < array->size() ? array->get(std::stoul(segment)) : nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  return node ? node->as_table() : nullptr;
+}
+
+// What a component table of `path` (its plugin key's table) is: its kind
+// and the keys the core reads there, or null for no component table.
+const TableSpec* component_spec_at(const std::vector<std::string>& table_path) {
+  const TableSpec* top = find_table(table_path.front());
+  if (!top) return nullptr;
+  if (table_path.size() == 1) return top->kind && !top->is_array ? top : nullptr;
+  if (table_path.size() == 2) return top->is_array ? top : nullptr;  // hooks.0
+  if (table_path.size() == 3)
+    for (const auto& list : top->lists)
+      if (list.name == table_path[1] && list.kind) return &list;  // optimizer.wrappers.0
+  return nullptr;
+}
+
+// `--set TABLE.plugin=other` swaps a component: the keys the file gave the
+// old one that the new one does not know would each be an error, so they
+// are dropped, and one note names them. Keys given by --set stay (a typo
+// there is still reported).
+std::vector<std::string> drop_keys_of_swapped_components(toml::table& root,
+                                                         const std::map<const Override*, std::string>& before,
+                                                         const OverrideOrigins& origins, const Registry& registry) {
+  std::vector<std::string> notes;
+  for (const auto& [o, old_plugin] : before) {
+    const std::vector<std::string> table_path(o->path.begin(), o->path.end() - 1);
+    toml::table* table = table_at(root, o->path, table_path.size());
+    const TableSpec* spec = component_spec_at(table_path);
+    if (!table || !spec) continue;
+    const auto* plugin_node = table->get("plugin");
+    const auto new_plugin = plugin_node ? plugin_node->value<std::string>() : std::nullopt;
+    if (!new_plugin || *new_plugin == old_plugin) continue;
+    const ComponentInfo* component = nullptr;
+    for (const auto* info : registry.components(*spec->kind))
+      if (info->name == *new_plugin) component = info;
+    if (!component) continue;  // the reader names the unknown component
+    std::vector<std::string> dropped;
+    for (const auto& [key, value] : *table) {
+      const std::string name(key.str());
+      bool is_list = false;
+      for (const auto& list : spec->lists) is_list = is_list || list.name == name;
+      if (name == "plugin" || is_list || spec->schema.find(name) || component->schema.find(name) ||
+          origins.count(&value))
+        continue;
+      dropped.push_back(name);
+    }
+    for (const auto& name : dropped) table->erase(name);
+    if (dropped.empty()) continue;
+    std::string names;
+    for (const auto& name : dropped) names += (names.empty() ? "" : ", ") + name;
+    std::string label;
+    for (const auto& segment : table_path) label += (label.empty() ? "" : ".") + segment;
+    notes.push_back("--set " + o->text + ": dropped " + label + "'s " + names + " (" + old_plugin + "'s keys, which " +
+                    *new_plugin + " does not take)");
+  }
+  return notes;
+}
+
 }  // namespace
 
 Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry,
                    SmokeOverrides* smoke) {
   toml::table root = parse_recipe_file(path);
+  // Each --set of a component's plugin, and the plugin the file had there.
+  std::map<const Override*, std::string> plugin_before;
+  for (const auto& o : overrides)
+    if (o.path.size() >= 2 && o.path.back() == "plugin")
+      if (toml::table* table = table_at(root, o.path, o.path.size() - 1))
+        if (const auto* plugin = table->get("plugin"))
+          if (const auto name = plugin->value<std::string>()) plugin_before[&o] = *name;
   OverrideOrigins origins;
   std::vector<std::string> override_problems;
   apply_overrides(root, overrides, origins, override_problems);
+  std::vector<std::string> notes = drop_keys_of_swapped_components(root, plugin_before, origins, registry);
   if (smoke) smoke->apply(root);
   RecipeReader reader(path, root, origins, registry, std::move(override_problems));
   reader.check_top_level();
@@ -318,8 +468,10 @@ Recipe load_recipe(const std::string& path, const std::vector<Override>& overrid
   reader.throw_if_problems();
   auto settings = std::make_shared<const Settings>(read_settings(recipe, registry));
   reader.check_across_tables(*settings);
+  reader.check_recipe_rules(recipe, *settings);
   reader.throw_if_problems();
   recipe.settings = std::move(settings);
+  recipe.notes = std::move(notes);
   return recipe;
 }
 

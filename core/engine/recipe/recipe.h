@@ -46,6 +46,9 @@ struct Recipe {
   std::string run_name() const;
   // The typed settings, read once when the recipe was validated (settings.h).
   std::shared_ptr<const Settings> settings;
+  // What loading changed on its own, for the user to see ("orchestrate:
+  // note: ..."): the keys a --set that swapped a component dropped.
+  std::vector<std::string> notes;
 };
 
 // Reads, overrides and validates a recipe. Every problem found is reported,

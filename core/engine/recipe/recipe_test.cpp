@@ -370,6 +370,40 @@ TEST_F(RecipeTest, HooksAreATopLevelArrayOfTables) {
             std::string::npos);
 }
 
+// --set TABLE.plugin=other swaps the component: the file's keys for the old
+// one that the new one does not take are dropped, with one note; a key
+// given by --set is kept (and judged).
+TEST_F(RecipeTest, SwappingAComponentWithSetDropsTheOldComponentsKeysWithANote) {
+  const std::string text = std::string(kValid) + "[schedule]\nplugin = \"piecewise\"\nboundaries = [1.0]\n"
+                                                 "factors = [1.0, 0.1]\nunit = \"step\"\n";
+  const Recipe swapped = load_recipe(write(text), parse_overrides({"schedule.plugin=fixed"}), registry);
+  EXPECT_EQ(swapped.notes, std::vector<std::string>{"--set schedule.plugin=fixed: dropped schedule's boundaries, "
+                                                    "factors, unit (piecewise's keys, which fixed does not take)"});
+  EXPECT_EQ(swapped.resolved_toml().find("boundaries"), std::string::npos) << swapped.resolved_toml();
+  EXPECT_EQ(settings_of(swapped).schedule.plugin, "fixed");
+  // Not a swap: the same plugin, or no --set of it, drops nothing.
+  EXPECT_TRUE(load_recipe(write(text), parse_overrides({"schedule.plugin=piecewise"}), registry).notes.empty());
+  // A key given on the command line stays, so a wrong one is still an error.
+  EXPECT_NE(error_of(text, {"schedule.plugin=fixed", "schedule.factors=[1.0]"}).find("unknown key 'factors'"),
+            std::string::npos);
+}
+
+// A component's rule over the rest of the recipe runs at load (so at
+// --dry-run), located at the component's table.
+TEST_F(RecipeTest, ARecipeRuleSeesTheOtherTablesAndIsReportedAtItsTable) {
+  ParamSchema bounded{real_param("end_lr", 0.0, "where it ends").at_least(0)};
+  bounded.recipe_rule([](const Params& own, const RecipeView& recipe) -> std::string {
+    if (recipe.plugin("optimizer") != "adam" || !recipe.params("optimizer")) return "no optimizer seen";
+    if (recipe.params("schedule") == nullptr) return "its own table not seen";
+    return own.real("end_lr") > recipe.base_learning_rate() ? "end_lr above the optimizer's lr" : "";
+  });
+  registry.lr_schedules().add("bounded", "test schedule", bounded, nullptr);
+  const std::string text = std::string(kValid) + "[schedule]\nplugin = \"bounded\"\nend_lr = 0.5\n";
+  EXPECT_EQ(error_of(text), "");  // lr = 1
+  EXPECT_EQ(error_of(text, {"optimizer.lr=0.1"}), dir.file("r.toml") + ":12:1: [schedule] bounded: end_lr above the "
+                                                                      "optimizer's lr");
+}
+
 }  // namespace
 }  // namespace orchestrate
 

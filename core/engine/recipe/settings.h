@@ -92,7 +92,7 @@ struct EvalSettings {
 };
 
 struct CheckpointSettings {
-  std::string dir;  // "": <run store's directory>/checkpoints/run-<id>
+  std::string dir;  // "": <run store's directory>/checkpoints/<store file>/run-<id>
   std::int64_t every_steps{};
   std::int64_t every_epochs{};
   double save_interval_secs{};
@@ -129,7 +129,7 @@ struct CompressionSettings {
 
 // [snapshots]: stage 1 of dimension-reduce training.
 struct SnapshotSettings {
-  std::string dir;  // "": <run store's directory>/snapshots/run-<id>
+  std::string dir;  // "": <run store's directory>/snapshots/<store file>/run-<id>
   SnapshotPolicy policy;
 };
 

@@ -177,6 +177,8 @@ namespace {
 struct OpenedPlugin {
   std::shared_ptr<boost::dll::shared_library> library;
   const PluginDescriptor* descriptor = nullptr;
+  std::vector<const ComponentInfo*> components;  // what it registers (in `scratch`)
+  std::shared_ptr<Registry> scratch;
 };
 
 // Throws PluginError for a file that is refused; the registry is untouched.
@@ -212,18 +214,21 @@ OpenedPlugin open_plugin(const std::string& path) {
   // Registration only adds components, so it runs once into a scratch
   // registry to check what it adds; a plugin with a problem is refused
   // whole, before anything of it reaches the real registry.
-  Registry scratch;
-  scratch.begin_plugin({descriptor->name, "", path, "", ""}, library);
+  auto scratch = std::make_shared<Registry>();
+  scratch->begin_plugin({descriptor->name, "", path, "", ""}, library);
   try {
-    descriptor->register_components(scratch);
+    descriptor->register_components(*scratch);
   } catch (const std::exception& e) {
-    scratch.end_plugin();
+    scratch->end_plugin();
     throw PluginError(path + ": plugin '" + descriptor->name + "' failed to register: " + exception_reason(e));
   }
-  scratch.end_plugin();
-  if (const std::string problem = registration_problem(scratch); !problem.empty())
+  scratch->end_plugin();
+  if (const std::string problem = registration_problem(*scratch); !problem.empty())
     throw PluginError(path + ": plugin '" + descriptor->name + "' " + problem);
-  return {library, descriptor};
+  OpenedPlugin opened{library, descriptor, {}, scratch};
+  for (const ComponentKind kind : all_component_kinds())
+    for (const ComponentInfo* info : scratch->components(kind)) opened.components.push_back(info);
+  return opened;
 }
 
 std::optional<std::string> loaded_library(const Registry& registry, const std::string& plugin) {
@@ -270,6 +275,31 @@ void load_plugin_library(Registry& registry, const std::string& path) {
   register_plugin(registry, path, open_plugin(path));
 }
 
+namespace {
+
+// The components of `opened` that `registry` already has, each marked as a
+// clash there; the refusal line, or "" when there is none.
+std::string component_clash(Registry& registry, const std::string& path, const OpenedPlugin& opened) {
+  std::string message;
+  for (const ComponentInfo* info : opened.components) {
+    for (const ComponentInfo* existing : registry.components(info->kind)) {
+      if (existing->name != info->name) continue;
+      const std::string clash = std::string(to_string(info->kind)) + " '" + info->name +
+                                "' is registered twice: by plugin '" + existing->plugin + "' (" +
+                                library_of(registry, existing->plugin) + ") and by plugin '" + opened.descriptor->name +
+                                "' (" + path + ")";
+      registry.add_clash(info->kind, info->name,
+                         clash + "; remove one of them from the plugin path (" + path + " is not loaded)");
+      if (message.empty())
+        message = path + ": " + clash + "; this file is not loaded, and a command that uses " +
+                  to_string(info->kind) + " '" + info->name + "' stops; remove one of them from the plugin path";
+    }
+  }
+  return message;
+}
+
+}  // namespace
+
 std::string ShadowedPlugin::message() const {
   return hidden + " is not loaded: " + used + " has the same plugin name and comes first in the plugin path" +
          " (directories in order, files by name)" + "; rename one of them if both are wanted";
@@ -309,6 +339,13 @@ PluginScan scan_plugins(Registry& registry, const std::vector<std::string>& dire
       if (const auto first = loaded_library(registry, opened.descriptor->name)) {
         scan.shadowed.push_back({*first, file.string()});
         continue;  // `opened` goes, and the library is unloaded
+      }
+      // A component name an earlier file registered: this file is refused
+      // whole, and the name stops what uses it (Registry::add_clash); the
+      // rest of the plugin path loads.
+      if (const std::string clash = component_clash(registry, file.string(), opened); !clash.empty()) {
+        scan.refused.push_back({file.string(), clash});
+        continue;
       }
       register_plugin(registry, file.string(), opened);
     }

@@ -24,6 +24,7 @@ void LogWindow::count_hits(const at::Tensor& logits, const at::Tensor& labels) {
 void LogWindow::add_update(const StepTiming& row, const at::Tensor& loss) {
   rows_.push_back(row);
   losses_.push_back(loss);
+  last_learning_rate_ = row.learning_rate;
   fill_phase_times(/*wait=*/false);
 }
 
@@ -85,6 +86,9 @@ LogWindow::Summary LogWindow::take(bool log_point) {
   if (!log_point) return summary;
   summary.mean_loss = written_loss_sum_ / static_cast<double>(written_rows_);
   summary.metrics.emplace_back("train/loss", summary.mean_loss);
+  // The lr of the log point's update, as TensorBoard's export has it: a
+  // metric like the others, for show, plot and compare.
+  summary.metrics.emplace_back("train/learning_rate", last_learning_rate_);
   if (hits) {
     const double* hit_counts = read + row_count;
     summary.metrics.emplace_back("train/top1", hit_counts[0] / static_cast<double>(images_));

@@ -44,7 +44,8 @@ class LogWindow {
     std::int64_t first_nonfinite_step = -1;  // -1: every loss was finite
     double first_nonfinite_loss = 0;
     std::vector<StepTiming> rows;  // as written, loss and phase times filled in
-    // train/loss, train/top1, train/top5 and the other scalars' means at
+    // train/loss, train/learning_rate (the last update's), train/top1,
+    // train/top5 and the other scalars' means at
     // last_step, for the caller to record with its own in one commit.
     MetricValues metrics;
   };
@@ -69,6 +70,7 @@ class LogWindow {
   std::int64_t written_rows_ = 0;
   double written_loss_sum_ = 0;
   std::int64_t last_step_ = 0;
+  double last_learning_rate_ = 0;
   at::Tensor top1_, top5_;      // hits, on the device
   std::int64_t images_ = 0;
   bool has_top5_ = false;       // five classes or more

@@ -54,16 +54,18 @@ std::int64_t job_run_id(const TrainOptions& options, std::int64_t run_id) {
 }
 
 // What every rank's hooks are told: their rank, and the job's run.
-HookContext hook_context(const TrainOptions& options, const RunStore& store, std::int64_t job_run) {
+HookContext hook_context(const TrainOptions& options, const std::string& job_store, std::int64_t job_run,
+                         std::int64_t log_every) {
   HookContext context;
   context.run_id = job_run;
+  context.log_every = log_every;
   if (options.collective) {
     context.rank = options.collective->rank();
     context.world_size = options.collective->world_size();
   }
-  const std::string root = options.artifact_root.empty() ? directory_beside_store(store.path(), kArtifactDirectory)
-                                                         : options.artifact_root;
-  context.artifact_dir = run_directory_under(root, context.run_id);
+  const std::string root =
+      options.artifact_root.empty() ? directory_beside_store(job_store, kArtifactDirectory) : options.artifact_root;
+  context.artifact_dir = run_directory_under(root, job_store, context.run_id);
   return context;
 }
 
@@ -140,8 +142,8 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     for (const auto& warning : options.plugin_warnings) store.record_event(outcome.run_id, "plugins", warning);
   try {
     const std::int64_t job_run = job_run_id(options, outcome.run_id);
-    const CrashBreadcrumbTarget crash_target(options.job_store_path.empty() ? store.path() : options.job_store_path,
-                                             job_run, compute.rank, compute.world_size);
+    const std::string job_store = options.job_store_path.empty() ? store.path() : options.job_store_path;
+    const CrashBreadcrumbTarget crash_target(job_store, job_run, compute.rank, compute.world_size);
     // Built once the run is recorded, so a data set that fails to load, or
     // init_from weights that do not fit the model, leave a failed run that
     // says why (and setup_s covers the loading).
@@ -162,9 +164,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     if (leader && !resume)
       record_utilisation_baseline(store, outcome.run_id, *components.model, components.input, compute,
                                   s.precision.mode);
-    Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), store,
+    Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, store.path(), outcome.run_id), store,
                               outcome.run_id);
-    RunHooks hooks(s.hooks, registry, hook_context(options, store, job_run), store, outcome.run_id);
+    RunHooks hooks(s.hooks, registry, hook_context(options, job_store, job_run, s.run.log_every), store, outcome.run_id);
     TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer, hooks,
                     resume ? &*resume : nullptr);
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));

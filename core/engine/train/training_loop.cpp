@@ -161,7 +161,8 @@ void TrainingRun::after_update(const StepTiming& done, const at::Tensor& loss, c
   metrics_.window().add_update(timing, leader_ ? loss : local_loss);
   // Log points by step, so identical runs log identical curves; between
   // them the rows are written by time: a kill loses at most flush_secs.
-  if (at_.update % s_.run.log_every == 0 || at_.update == c_.total_updates) {
+  const bool log_point = at_.update % s_.run.log_every == 0 || at_.update == c_.total_updates;
+  if (log_point) {
     if (collective_)
       metrics_.log_point_with_rank_rows(epoch + 1);
     else
@@ -174,7 +175,7 @@ void TrainingRun::after_update(const StepTiming& done, const at::Tensor& loss, c
                    timing.images);
   if (!hooks_.empty())
     hooks_.update_ended(StepView{at_.update, c_.total_updates, epoch + 1, timing.learning_rate, loss, timing.images,
-                                 timing.total_s, timing.data_wait_s});
+                                 timing.total_s, timing.data_wait_s, log_point});
   const auto reason = collective_ ? checkpointer_.due_after_update(at_.update, agreed_time_checkpoint_)
                                   : checkpointer_.due_after_update(at_.update);
   if (reason && at_.update < c_.total_updates) save_checkpoint(*reason);

@@ -37,9 +37,12 @@ struct HookContext {
   int rank = 0;
   int world_size = 1;
   // Where the hook may write files for this run (created on demand by the
-  // hook): <run store's directory>/artifacts/run-<id>.
+  // hook): <run store's directory>/artifacts/<store file>/run-<id>.
   std::string artifact_dir;
   std::int64_t run_id = 0;
+  // [run] log_every: the run logs its train/* metrics every this many
+  // updates and at the last (StepView::log_point says which).
+  std::int64_t log_every = 0;
 };
 
 // The run as it starts. The model is the one being trained, in train mode,
@@ -64,6 +67,9 @@ struct StepView {
   std::int64_t images = 0;       // images of this update, all ranks together
   double step_s = 0;             // wall time since the previous update ended
   double data_wait_s = 0;        // of which this rank waited for data
+  // The run logs its train/* metrics at this update ([run] log_every, and
+  // the last update): a logging hook that follows the run's rhythm writes here.
+  bool log_point = false;
 };
 
 enum class TrainEndReason { finished, stopped_by_hook, interrupted };

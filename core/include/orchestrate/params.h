@@ -102,6 +102,29 @@ class Params;
 // values that passed every per-key check, the problem, or "" when fine.
 using ParamRule = std::function<std::string(const Params&)>;
 
+// What a component's recipe rule may read of the rest of the resolved recipe,
+// read-only: the component each table names and its values, as the recipe
+// resolved them (defaults filled in, --set applied).
+class ORCHESTRATE_API RecipeView {
+ public:
+  virtual ~RecipeView();
+  // The component table `table` names ("optimizer", "schedule", "data",
+  // "model", "preprocessing", "gradient_compression"): its plugin, or ""
+  // when the recipe has no such table.
+  virtual std::string plugin(const std::string& table) const = 0;
+  // That component's resolved values; null when the table names none.
+  virtual const Params* params(const std::string& table) const = 0;
+  // The optimizer's base learning rate (its learning_rate-role key).
+  virtual double base_learning_rate() const = 0;
+};
+
+// A check of a component's values against the rest of the recipe (a
+// schedule's end_lr against the optimizer's lr): given the component's own
+// values and the recipe, the problem, or "" when fine. The host runs these
+// when the recipe loads, after every table passed its own checks, so
+// --dry-run reports them at the component's table, with its file:line:col.
+using RecipeRule = std::function<std::string(const Params& own, const RecipeView& recipe)>;
+
 class ORCHESTRATE_API ParamSchema {
  public:
   ParamSchema() = default;
@@ -111,8 +134,11 @@ class ORCHESTRATE_API ParamSchema {
   // The host runs rules when the recipe loads, so --dry-run finds what they
   // find and the error carries the table's file:line.
   ParamSchema& rule(ParamRule check);
+  // A rule over this component and the rest of the recipe (RecipeRule).
+  ParamSchema& recipe_rule(RecipeRule check);
   const std::vector<ParamSpec>& specs() const { return specs_; }
   const std::vector<ParamRule>& rules() const { return rules_; }
+  const std::vector<RecipeRule>& recipe_rules() const { return recipe_rules_; }
   const ParamSpec* find(const std::string& name) const;
   // The key with `role`, or nullptr when the schema has none.
   const ParamSpec* find(ParamRole role) const;
@@ -123,6 +149,7 @@ class ORCHESTRATE_API ParamSchema {
  private:
   std::vector<ParamSpec> specs_;
   std::vector<ParamRule> rules_;
+  std::vector<RecipeRule> recipe_rules_;
 };
 
 // Resolved values, one per declared key.

@@ -237,6 +237,12 @@ class ORCHESTRATE_API Registry {
   void end_plugin();
   const std::vector<LoadedPlugin>& plugins() const { return plugins_; }
 
+  // A component name that a later plugin file also registers (the host
+  // refuses that file whole): `component` of it then throws PluginError with
+  // `message`, so a command that uses the name stops, naming both files,
+  // and every other command goes on.
+  void add_clash(ComponentKind kind, const std::string& name, std::string message);
+
  private:
   // Declared first so it is destroyed last: factories and objects made by
   // plugin code must go before the code itself is unloaded.
@@ -251,6 +257,8 @@ class ORCHESTRATE_API Registry {
   ComponentRegistry<GradientCompressorFactory, CompressionRules> gradient_compressors_;
   ComponentRegistry<HookFactory> hooks_;
   ComponentRegistry<PreprocessingFactory> preprocessing_;
+  // Last, so the members above keep their offsets (inline accessors).
+  std::map<std::pair<ComponentKind, std::string>, std::string> clashes_;
 };
 
 }  // namespace orchestrate

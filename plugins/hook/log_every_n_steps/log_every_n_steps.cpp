@@ -20,7 +20,9 @@ class LogEveryNSteps final : public orchestrate::Hook {
   void after_update(const orchestrate::StepView& step, orchestrate::HookSink& sink) override {
     images_ += step.images;
     seconds_ += step.step_s;
-    if (!leader_ || (step.step % every_ != 0 && step.step != step.total_steps)) return;
+    // every_n = 0: on the run's own rhythm, the updates it logs at.
+    const bool due = every_ > 0 ? step.step % every_ == 0 : step.log_point;
+    if (!leader_ || (!due && step.step != step.total_steps)) return;
     const double loss = step.loss.item<double>();
     std::ostringstream line;
     line << "step " << step.step << "/" << step.total_steps << "  epoch " << step.epoch << "  loss " << std::fixed
@@ -45,7 +47,10 @@ void register_components(orchestrate::Registry& registry) {
   registry.hooks().add(
       "log_every_n_steps",
       "a log line every N updates with that update's loss, lr and images/s (FastNN's log_loss_every_n_iters)",
-      {orchestrate::int_param("every_n", 100, "updates between lines; the last update always gets one").at_least(1),
+      {orchestrate::int_param("every_n", 100,
+                              "updates between lines; 0: at the run's log points ([run] log_every); the last update "
+                              "always gets one")
+           .at_least(0),
        orchestrate::bool_param("record", true, "also record the loss as train/step_loss at each line")},
       [](const orchestrate::Params& params, const orchestrate::HookContext& context) {
         return std::make_unique<LogEveryNSteps>(params.integer("every_n"), params.boolean("record"),

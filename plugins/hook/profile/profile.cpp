@@ -128,7 +128,7 @@ orchestrate::ParamSchema profile_schema() {
       bool_param("record_shapes", false, "record the input shapes of every op"),
       bool_param("profile_memory", false, "record tensor allocations"),
       bool_param("with_stack", false, "record the C++/Python stack of every op (slower)"),
-      string_param("dir", "", "where traces go; empty: <run store's directory>/artifacts/run-<id>/profiles"),
+      string_param("dir", "", "where traces go; empty: <run store's directory>/artifacts/<store file>/run-<id>/profiles"),
   };
   schema.rule([](const Params& p) -> std::string {
     const auto every = p.integer("every_n_steps");

@@ -60,6 +60,15 @@ void register_components(orchestrate::Registry& registry) {
           .at_least(0),
       string_param("unit", "epoch", "what decay_length counts").one_of({"epoch", "step"}),
   };
+  // Only the whole recipe knows the optimizer's lr: checked at load (and
+  // --dry-run), not when the schedule is built mid-setup.
+  schema.recipe_rule([](const Params& own, const RecipeView& recipe) -> std::string {
+    const double end_lr = own.real("end_lr"), base = recipe.base_learning_rate();
+    if (end_lr <= base) return "";
+    return "end_lr " + to_display(ParamValue(end_lr)) + " is above the optimizer's lr " +
+           to_display(ParamValue(base)) + ", so the schedule would raise the lr as it decays; lower end_lr "
+           "(torch's eta_min, an absolute lr)";
+  });
   registry.lr_schedules().add("cosine",
                               "lr = end_lr + (base - end_lr) * (1 + cos(pi t/T)) / 2, then end_lr "
                               "(torch CosineAnnealingLR)",
