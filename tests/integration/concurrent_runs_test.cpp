@@ -29,7 +29,8 @@ constexpr int kSteps = 400;
 // most write transactions a run makes, and so the most contention.
 constexpr int kLogEvery = 1;
 // What a window records besides its step rows (core/engine/log_window.cpp and trainer.cpp's flush_window).
-const std::vector<std::string> kWindowMetrics = {"train/loss", "train/top1", "train/top5", "train/reg_loss"};
+const std::vector<std::string> kWindowMetrics = {"train/loss", "train/learning_rate", "train/top1", "train/top5",
+                                                  "train/reg_loss"};
 
 std::string recipe(const ScratchDir& dir) {
   return dir.write("writer.toml", R"(schema_version = 1

@@ -17,12 +17,13 @@ std::string checkpoint_root(const CheckpointSettings& settings, const std::strin
 }
 
 std::string directory_beside_store(const std::string& store_path, const std::string& name) {
-  const fs::path parent = fs::path(store_path).parent_path();
-  return (parent.empty() ? fs::path(name) : parent / name).string();
+  const fs::path store(store_path);
+  const fs::path parent = store.parent_path();
+  return ((parent.empty() ? fs::path(name) : parent / name) / store.filename()).string();
 }
 
-std::string run_directory_under(const std::string& root, const std::string& store_path, std::int64_t run_id) {
-  return (fs::path(root) / fs::path(store_path).filename() / ("run-" + std::to_string(run_id))).string();
+std::string run_directory_under(const std::string& root, std::int64_t run_id) {
+  return (fs::path(root) / ("run-" + std::to_string(run_id))).string();
 }
 
 Checkpointer::Checkpointer(const CheckpointSettings& settings, std::string directory, RunStore& store,

@@ -15,16 +15,15 @@ namespace orchestrate {
 
 class RunStore;
 
-// <directory of the run store>/checkpoints, or [checkpoint] dir when set.
+// <directory of the run store>/checkpoints/<store file>, or [checkpoint] dir when set.
 std::string checkpoint_root(const CheckpointSettings& settings, const std::string& store_path);
-// `name` in the run store's directory ("checkpoints", "artifacts"), or
-// `name` alone for a store in the current directory.
+// Where the runs of a store keep `name` ("checkpoints", "artifacts",
+// "snapshots") by default: <the store's directory>/<name>/<store file name>.
+// Run ids count per store, so two stores in one directory would otherwise
+// write each other's run-1. Runs recorded before keep the paths they recorded.
 std::string directory_beside_store(const std::string& store_path, const std::string& name);
-// A run's own directory under a root (of checkpoints, artifacts, snapshots):
-// <root>/<store file name>/run-<id>. Run ids count per store, so two stores
-// in one directory (or sharing a [checkpoint] dir) would otherwise write
-// each other's run-1. Runs recorded before keep the paths they recorded.
-std::string run_directory_under(const std::string& root, const std::string& store_path, std::int64_t run_id);
+// The run's own directory under a root (of checkpoints, of artifacts): run-<id>.
+std::string run_directory_under(const std::string& root, std::int64_t run_id);
 
 class Checkpointer {
  public:

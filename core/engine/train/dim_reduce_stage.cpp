@@ -21,7 +21,7 @@ DimReduceStage::DimReduceStage(const Settings& settings, const TrainingComponent
   for (const auto& group : components.groups)
     for (const auto& parameter : group.parameters) trainable_.emplace_back(parameter.name, parameter.tensor);
   const std::string snapshot_directory =
-      s_.snapshots.dir.empty() ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), store_.path(), run_id_)
+      s_.snapshots.dir.empty() ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), run_id_)
                                : s_.snapshots.dir;
   if (s_.snapshots.policy.enabled() && leader_)
     snapshots_ = std::make_unique<WeightSnapshots>(s_.snapshots.policy, snapshot_directory);
@@ -29,7 +29,7 @@ DimReduceStage::DimReduceStage(const Settings& settings, const TrainingComponent
   if (settings_.snapshots.empty() && s_.snapshots.policy.enabled()) settings_.snapshots = snapshot_directory;
   const std::string artifacts =
       artifact_root.empty() ? directory_beside_store(store_.path(), kArtifactDirectory) : artifact_root;
-  pca_path_ = run_directory_under(artifacts, store_.path(), run_id_) + "/pca_mat.safetensors";
+  pca_path_ = run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors";
 }
 
 void DimReduceStage::set_up(std::optional<std::int64_t> resumed_at) {

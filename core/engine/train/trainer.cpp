@@ -65,7 +65,7 @@ HookContext hook_context(const TrainOptions& options, const std::string& job_sto
   }
   const std::string root =
       options.artifact_root.empty() ? directory_beside_store(job_store, kArtifactDirectory) : options.artifact_root;
-  context.artifact_dir = run_directory_under(root, job_store, context.run_id);
+  context.artifact_dir = run_directory_under(root, context.run_id);
   return context;
 }
 
@@ -164,7 +164,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     if (leader && !resume)
       record_utilisation_baseline(store, outcome.run_id, *components.model, components.input, compute,
                                   s.precision.mode);
-    Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, store.path(), outcome.run_id), store,
+    Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), store,
                               outcome.run_id);
     RunHooks hooks(s.hooks, registry, hook_context(options, job_store, job_run, s.run.log_every), store, outcome.run_id);
     TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer, hooks,
