@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "orchestrate/stateful.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/error.h"
 #include "orchestrate/gradient_compression.h"
@@ -32,6 +33,9 @@ GradientCompressor::~GradientCompressor() = default;
 std::map<std::string, at::Tensor> GradientCompressor::state() const { return {}; }
 void GradientCompressor::load_state(const std::map<std::string, at::Tensor>&) {}
 HookSink::~HookSink() = default;
+Stateful::~Stateful() = default;
+StateDict Stateful::state_dict() const { return {}; }
+void Stateful::load_state_dict(const StateDict&) {}
 Hook::~Hook() = default;
 void Hook::on_train_begin(const TrainBegin&, HookSink&) {}
 void Hook::before_update(std::int64_t) {}

@@ -53,7 +53,8 @@ void TrainingRun::save_checkpoint(const std::string& reason) {
 TrainerStateRefs TrainingRun::state_refs() {
   return TrainerStateRefs{*c_.optimizer,          c_.wrappers,           precision_.scaler(),
                           update_step_.parameters(), at_.partial_loss,    update_step_.skipped(),
-                          eval_seconds_,          sync_.state_by_rank(), stage2_.state()};
+                          eval_seconds_,          sync_.state_by_rank(), stage2_.state(),
+                          hooks_.stateful_parts()};
 }
 
 void TrainingRun::restore(const CheckpointMeta& meta, const std::string& path) {

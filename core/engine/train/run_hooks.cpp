@@ -14,6 +14,7 @@ RunHooks::RunHooks(const std::vector<ComponentChoice>& choices, const Registry& 
     const auto& choice = choices[i];
     labels_.push_back("[[hooks]] entry " + std::to_string(i) + " (" + choice.plugin + ")");
     sites_.push_back(plugin_call_site(registry, ComponentKind::hook, choice.plugin));
+    part_names_.push_back("hooks." + std::to_string(i) + "." + choice.plugin);
     try {
       const PluginCallScope in_factory(sites_.back(), "create");
       hooks_.push_back(registry.hooks().get(choice.plugin).create(choice.params, context));
@@ -38,6 +39,12 @@ void RunHooks::each(const char* what, Call call) {
       throw Error(labels_[i] + " failed in " + what + ": " + exception_reason(e));
     }
   }
+}
+
+std::vector<std::pair<std::string, Stateful*>> RunHooks::stateful_parts() {
+  std::vector<std::pair<std::string, Stateful*>> parts;
+  for (std::size_t i = 0; i < hooks_.size(); ++i) parts.emplace_back(part_names_[i], hooks_[i].get());
+  return parts;
 }
 
 void RunHooks::train_begins(const TrainBegin& run, std::int64_t epoch) {

@@ -43,6 +43,10 @@ class RunHooks final : public HookSink {
   void update_ended(const StepView& step);
   void train_ended(const TrainEnd& end, std::int64_t epoch);
 
+  // Each hook as a part that keeps its state across --resume, named
+  // "hooks.<entry>.<plugin>" (training_state.h).
+  std::vector<std::pair<std::string, Stateful*>> stateful_parts();
+
   // The first stop a hook asked for, if any.
   const std::optional<std::string>& stop_reason() const { return stop_reason_; }
 
@@ -59,6 +63,7 @@ class RunHooks final : public HookSink {
   std::vector<std::unique_ptr<Hook>> hooks_;
   std::vector<std::string> labels_;  // "[[hooks]] entry 0 (profile)"
   std::vector<PluginCallSite> sites_;  // named to a crash inside a hook (crash_handler.h)
+  std::vector<std::string> part_names_;  // "hooks.<entry>.<plugin>": its state's section in a checkpoint
   RunStore& store_;
   std::int64_t run_id_;
   PrintLine print_;

@@ -109,6 +109,11 @@ std::string save_trainer_state(const TrainerStateRefs& s, bool with_gradients) {
   for (const auto& [name, tensor] : s.dim_reduce_state) archive.write("dim_reduce." + name, tensor);
   archive.write("skipped_updates", at::tensor(s.skipped_updates, at::kLong));
   archive.write("eval_seconds", at::tensor(s.eval_seconds, at::kDouble));
+  for (const auto& [name, part] : s.parts) {
+    torch::serialize::OutputArchive section;
+    for (const auto& [key, tensor] : part->state_dict()) section.write(key, tensor.detach());
+    archive.write("part." + name, section);
+  }
   std::ostringstream bytes;
   archive.save_to(bytes);
   return bytes.str();
@@ -172,6 +177,21 @@ void load_trainer_state(const std::string& path, const TrainerStateRefs& s, bool
     archive.read("eval_seconds", eval_seconds);
     s.skipped_updates = skipped.item<std::int64_t>();
     s.eval_seconds = eval_seconds.item<double>();
+    for (const auto& [name, part] : s.parts) {
+      torch::serialize::InputArchive section;
+      if (!archive.try_read("part." + name, section)) continue;  // saved before this part kept state
+      StateDict state;
+      for (const auto& key : section.keys()) {
+        at::Tensor tensor;
+        section.read(key, tensor);
+        state[key] = tensor;
+      }
+      try {
+        part->load_state_dict(state);
+      } catch (const std::exception& e) {
+        throw Error(name + " cannot take its state back from " + path + ": " + exception_reason(e));
+      }
+    }
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

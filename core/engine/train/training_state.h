@@ -15,6 +15,7 @@
 
 #include "orchestrate/model.h"
 #include "orchestrate/optimizer_wrapper.h"
+#include "orchestrate/stateful.h"
 #include "precision/loss_scaler.h"
 #include "safetensors.h"
 
@@ -43,6 +44,10 @@ struct TrainerStateRefs {
   // Dimension-reduce stage 2's quasi-Newton state by name (the same on every
   // rank); empty without [dim_reduce]. Loading reads the names it holds.
   std::vector<std::pair<std::string, at::Tensor>>& dim_reduce_state;
+  // The parts that keep their own state (orchestrate/stateful.h), by a name
+  // unique in the run ("hooks.0.profile"): each saved as a section of its
+  // own, and loaded when the checkpoint has one.
+  std::vector<std::pair<std::string, Stateful*>> parts = {};
 };
 
 // A gradient compressor's state as one flat tensor, in name order: what the

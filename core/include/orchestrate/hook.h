@@ -29,6 +29,7 @@
 
 #include "orchestrate/api.h"
 #include "orchestrate/model.h"
+#include "orchestrate/stateful.h"
 
 namespace orchestrate {
 
@@ -94,9 +95,13 @@ class ORCHESTRATE_API HookSink {
   virtual void request_stop(const std::string& reason) = 0;
 };
 
-class ORCHESTRATE_API Hook {
+// A hook may keep state across --resume (a counter, a running mean): it
+// overrides Stateful's state_dict and load_state_dict, and rank 0's state is
+// saved with every checkpoint and given back to each rank's hook when the
+// run resumes from it.
+class ORCHESTRATE_API Hook : public Stateful {
  public:
-  virtual ~Hook();
+  ~Hook() override;
   virtual void on_train_begin(const TrainBegin& run, HookSink& sink);
   virtual void before_update(std::int64_t step);  // the 1-based number the coming update will have
   virtual void after_update(const StepView& step, HookSink& sink);
