@@ -370,24 +370,6 @@ toml::table parse_recipe_file(const std::string& path) {
   }
 }
 
-// The table a dotted path names (an index addresses an array's entry), or null.
-toml::table* table_at(toml::table& root, const std::vector<std::string>& path, std::size_t length) {
-  toml::node* node = &root;
-  for (std::size_t i = 0; node && i < length; ++i) {
-    if (auto* table = node->as_table()) {
-      node = table->get(path[i]);
-    } else if (auto* array = node->as_array()) {
-      const std::string& segment = path[i];
-      const bool digits = !segment.empty() && segment.size() < 10 &&
-                          std::all_of(segment.begin(), segment.end(), [](char c) { return c >= '0' && c <= '9'; });
-      node = digits && std::stoul(segment) < array->size() ? array->get(std::stoul(segment)) : nullptr;
-    } else {
-      return nullptr;
-    }
-  }
-  return node ? node->as_table() : nullptr;
-}
-
 // What a component table of `path` (its plugin key's table) is: its kind
 // and the keys the core reads there, or null for no component table.
 const TableSpec* component_spec_at(const std::vector<std::string>& table_path) {
@@ -411,7 +393,7 @@ std::vector<std::string> drop_keys_of_swapped_components(toml::table& root,
   std::vector<std::string> notes;
   for (const auto& [o, old_plugin] : before) {
     const std::vector<std::string> table_path(o->path.begin(), o->path.end() - 1);
-    toml::table* table = table_at(root, o->path, table_path.size());
+    toml::table* table = table_at_path(root, o->path, table_path.size());
     const TableSpec* spec = component_spec_at(table_path);
     if (!table || !spec) continue;
     const auto* plugin_node = table->get("plugin");
@@ -452,7 +434,7 @@ Recipe load_recipe(const std::string& path, const std::vector<Override>& overrid
   std::map<const Override*, std::string> plugin_before;
   for (const auto& o : overrides)
     if (o.path.size() >= 2 && o.path.back() == "plugin")
-      if (toml::table* table = table_at(root, o.path, o.path.size() - 1))
+      if (toml::table* table = table_at_path(root, o.path, o.path.size() - 1))
         if (const auto* plugin = table->get("plugin"))
           if (const auto name = plugin->value<std::string>()) plugin_before[&o] = *name;
   OverrideOrigins origins;

@@ -86,6 +86,21 @@ std::optional<std::size_t> as_index(const std::string& segment) {
 
 }  // namespace
 
+toml::table* table_at_path(toml::table& root, const std::vector<std::string>& path, std::size_t length) {
+  toml::node* node = &root;
+  for (std::size_t i = 0; node && i < length; ++i) {
+    if (auto* table = node->as_table()) {
+      node = table->get(path[i]);
+    } else if (auto* array = node->as_array()) {
+      const auto index = as_index(path[i]);
+      node = index && *index < array->size() ? array->get(*index) : nullptr;
+    } else {
+      return nullptr;
+    }
+  }
+  return node ? node->as_table() : nullptr;
+}
+
 void apply_overrides(toml::table& root, const std::vector<Override>& overrides, OverrideOrigins& origins,
                      std::vector<std::string>& problems) {
   for (const auto& o : overrides) {

@@ -22,4 +22,8 @@ using OverrideOrigins = std::map<const toml::node*, const Override*>;
 void apply_overrides(toml::table& root, const std::vector<Override>& overrides, OverrideOrigins& origins,
                      std::vector<std::string>& problems);
 
+// The table the first `length` segments of a --set path name (a number
+// addresses an entry of an array of tables), or null when there is none.
+toml::table* table_at_path(toml::table& root, const std::vector<std::string>& path, std::size_t length);
+
 }  // namespace orchestrate
