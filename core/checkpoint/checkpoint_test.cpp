@@ -9,12 +9,14 @@
 #include <fstream>
 
 #include "orchestrate/error.h"
+#include "orchestrate/testing/error_text.h"
 #include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::error_of;
 using testing::ScratchDir;
 
 CheckpointContent sample(std::int64_t step, std::int64_t micro_batch = 0) {
@@ -33,15 +35,6 @@ CheckpointContent sample(std::int64_t step, std::int64_t micro_batch = 0) {
   c.trainer_state = std::string("archive bytes\0with a zero", 25);
   c.recipe_toml = "schema_version = 1\n";
   return c;
-}
-
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(CheckpointFormat, WritesEveryPartAndReadsTheDescriptionBack) {

@@ -98,39 +98,61 @@ int checkpoints_command(const std::vector<std::string>& arguments) {
   return 0;
 }
 
-int weights_command(const std::vector<std::string>& arguments) {
-  po::options_description options("weights options");
-  options.add_options()("action", po::value<std::string>()->required(), "export or list")(
-      "source", po::value<std::string>(), "run id or name, checkpoint directory or .safetensors file")(
-      "target", po::value<std::string>(), "export: the .safetensors file to write")(
-      "checkpoint", po::value<std::string>(), "the weights, as SOURCE: a run, a checkpoint directory or a file")(
-      "format", po::value<std::string>()->default_value("table"), "list: table, csv, json or markdown");
-  add_db_option(options);
-  po::positional_options_description positional;
-  positional.add("action", 1).add("source", 1).add("target", 1);
-  po::variables_map values;
-  if (!parse_options("weights",
-                     "export RUN|CHECKPOINT FILE.safetensors | list RUN|CHECKPOINT|FILE [options]\n"
-                     "       (--checkpoint RUN|CHECKPOINT|FILE in place of the first argument, as eval and export take it)",
-                     options, positional, arguments, values))
-    return 0;
-  const std::string action = values["action"].as<std::string>();
-  // SOURCE [TARGET], or --checkpoint SOURCE [TARGET]: then the first positional is the target.
+namespace {
+
+// The weights and what follows them (export's target), from SOURCE [TARGET]
+// or --checkpoint SOURCE [TARGET], as eval and export take the weights.
+std::vector<std::string> weights_arguments(const std::string& command, const po::variables_map& values,
+                                           std::size_t wanted) {
   std::vector<std::string> rest;
   for (const char* name : {"source", "target"})
     if (values.count(name)) rest.push_back(values[name].as<std::string>());
   if (values.count("checkpoint")) rest.insert(rest.begin(), values["checkpoint"].as<std::string>());
-  const std::size_t wanted = action == "export" ? 2 : 1;
   if (rest.size() > wanted)
-    throw UsageError("weights " + action + ": the weights are given twice (a positional and --checkpoint); give one");
+    throw UsageError(command + ": the weights are given twice (a positional and --checkpoint); give one");
   if (rest.empty())
-    throw UsageError("weights " + action + ": give the weights: a run, a checkpoint directory or a file (or --checkpoint)");
-  if (action == "export") {
-    if (rest.size() < 2) throw UsageError("weights export: give the file to write, e.g. model.safetensors");
-    return export_weights(rest[0], rest[1], values);
-  }
-  if (action == "list") return list_weights(rest[0], values);
-  throw UsageError("weights: unknown action '" + action + "' (known: export, list)");
+    throw UsageError(command + ": give the weights: a run, a checkpoint directory or a file (or --checkpoint)");
+  return rest;
+}
+
+po::options_description weights_options(const std::string& command) {
+  po::options_description options(command + " options");
+  options.add_options()("source", po::value<std::string>(), "run id or name, checkpoint directory or .safetensors file")(
+      "checkpoint", po::value<std::string>(), "the weights, as SOURCE: a run, a checkpoint directory or a file");
+  add_db_option(options);
+  return options;
+}
+
+}  // namespace
+
+int weights_export_command(const std::vector<std::string>& arguments) {
+  po::options_description options = weights_options("weights export");
+  options.add_options()("target", po::value<std::string>(), "the .safetensors file to write");
+  po::positional_options_description positional;
+  positional.add("source", 1).add("target", 1);
+  po::variables_map values;
+  if (!parse_options("weights export",
+                     "RUN|CHECKPOINT FILE.safetensors [options]\n"
+                     "       (--checkpoint RUN|CHECKPOINT in place of the first argument, as eval and export take it)",
+                     options, positional, arguments, values))
+    return 0;
+  const auto rest = weights_arguments("weights export", values, 2);
+  if (rest.size() < 2) throw UsageError("weights export: give the file to write, e.g. model.safetensors");
+  return export_weights(rest[0], rest[1], values);
+}
+
+int weights_list_command(const std::vector<std::string>& arguments) {
+  po::options_description options = weights_options("weights list");
+  options.add_options()("format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
+  po::positional_options_description positional;
+  positional.add("source", 1);
+  po::variables_map values;
+  if (!parse_options("weights list",
+                     "RUN|CHECKPOINT|FILE [options]\n"
+                     "       (--checkpoint RUN|CHECKPOINT|FILE in place of the argument, as eval and export take it)",
+                     options, positional, arguments, values))
+    return 0;
+  return list_weights(weights_arguments("weights list", values, 1)[0], values);
 }
 
 }  // namespace orchestrate::cli

@@ -50,8 +50,16 @@ int run_cli(const std::vector<std::string>& arguments, const CommandRunner& run)
       print_usage(std::cout);
       return 0;
     }
-    if (first == "help") return run(known_command(arguments[1]), {"--help"});  // help CMD: that command's
-    return run(known_command(first), {arguments.begin() + 1, arguments.end()});
+    // help CMD [SUBCOMMAND]: that one's help, as CMD [SUBCOMMAND] --help.
+    const Command& command = known_command(first == "help" ? arguments[1] : first);
+    std::vector<std::string> rest(arguments.begin() + (first == "help" ? 2 : 1), arguments.end());
+    if (first == "help") rest.emplace_back("--help");
+    const std::optional<CommandTarget> target = command_target(command, rest);
+    if (!target) {
+      print_command_usage(command, std::cout);
+      return 0;
+    }
+    return run(*target);
   } catch (const Error& e) {
     std::cerr << "orchestrate: error: " << error_for_display(e.what()) << "\n";
     return static_cast<int>(e.exit_code());

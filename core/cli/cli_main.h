@@ -10,8 +10,9 @@
 
 namespace orchestrate::cli {
 
-// Runs a known command; `arguments` are those after its name.
-using CommandRunner = std::function<int(const Command& command, const std::vector<std::string>& arguments)>;
+// Runs a known command, or the subcommand its first argument names, with
+// the arguments after its name (command_target).
+using CommandRunner = std::function<int(const CommandTarget& target)>;
 
 // `arguments`: argv after the program name. Returns the exit code.
 int run_cli(const std::vector<std::string>& arguments, const CommandRunner& run);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,19 +24,47 @@ struct Command {
   const char* name;
   const char* summary;  // with its usage, for `orchestrate --help`
   Executable runs_in;
-  // What runs it. An engine command's function is linked into the engine
-  // only: in the front end it is null (see the weak declarations below).
+  // What runs it; null for a command made of subcommands. An engine
+  // command's function is linked into the engine only: in the front end it
+  // is null (see the weak declarations below).
   CommandFunction run;
-  // First arguments the front end runs itself although the engine runs the
-  // rest of the command (`export tensorboard` and `export mlflow` read only the store).
+  // A command made of subcommands (`report throughput`, `export onnx`): the
+  // first argument names one, which parses its own options and runs where
+  // its entry says (`export tensorboard` reads only the store, so the front
+  // end runs it; `export serving` needs LibTorch).
   struct Subcommand {
     const char* name;
+    const char* summary;  // what it does and its usage, for `orchestrate COMMAND --help`
+    Executable runs_in;
     CommandFunction run;
   };
-  std::vector<Subcommand> front_end_subcommands = {};
-  // The front-end subcommand `first_argument` names, or nullptr.
-  const Subcommand* front_end_subcommand(const std::string& first_argument) const;
+  std::vector<Subcommand> subcommands = {};
+  // What the first argument is called in the command's messages: "report"
+  // ("unknown report 'x'"), "target", "action".
+  const char* subcommand_noun = "subcommand";
+
+  // The subcommand named `name`, or nullptr.
+  const Subcommand* subcommand(const std::string& name) const;
 };
+
+// What runs one command line: the command, or the subcommand its first
+// argument names, with the arguments after either's name.
+struct CommandTarget {
+  const char* name;  // "report throughput"
+  Executable runs_in;
+  CommandFunction run;
+  std::vector<std::string> arguments;
+};
+
+// The target of `command` run with `arguments` (those after its name). For
+// a command made of subcommands: a missing or unknown one is a UsageError
+// naming the known ones; nullopt when the arguments ask for the command's
+// help (`--help`, `-h`), which print_command_usage prints.
+std::optional<CommandTarget> command_target(const Command& command, const std::vector<std::string>& arguments);
+
+// `orchestrate COMMAND --help` for a command made of subcommands: its usage
+// and each subcommand's summary.
+void print_command_usage(const Command& command, std::ostream& out);
 
 // Every command, in the order `orchestrate --help` lists them.
 const std::vector<Command>& commands();
@@ -51,7 +80,8 @@ void print_version(std::ostream& out);
 
 // The front end's commands (torch-free).
 int runs_command(const std::vector<std::string>& arguments);
-int report_command(const std::vector<std::string>& arguments);
+int report_throughput_command(const std::vector<std::string>& arguments);
+int report_regressions_command(const std::vector<std::string>& arguments);
 int show_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
 int plot_command(const std::vector<std::string>& arguments);
@@ -67,8 +97,10 @@ ORCHESTRATE_ENGINE_COMMAND int bench_input_command(const std::vector<std::string
 ORCHESTRATE_ENGINE_COMMAND int plugins_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int describe_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int checkpoints_command(const std::vector<std::string>& arguments);
-ORCHESTRATE_ENGINE_COMMAND int weights_command(const std::vector<std::string>& arguments);
-ORCHESTRATE_ENGINE_COMMAND int export_command(const std::vector<std::string>& arguments);  // serving and tensorboard
+ORCHESTRATE_ENGINE_COMMAND int weights_export_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int weights_list_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int export_serving_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int export_onnx_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int predict_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int new_plugin_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int conformance_command(const std::vector<std::string>& arguments);

@@ -17,9 +17,9 @@ int main(int argc, char** argv) {
   // Before any plugin is loaded: a crash in one names it (crash_handler.h).
   orchestrate::install_crash_handler();
   orchestrate::mark_training_thread();
-  return run_cli({argv + 1, argv + argc}, [](const Command& command, const std::vector<std::string>& rest) {
-    if (command.run == nullptr)
-      throw orchestrate::Error(std::string("'") + command.name + "' is not linked into orchestrate-engine (a build bug)");
-    return command.run(rest);
+  return run_cli({argv + 1, argv + argc}, [](const CommandTarget& target) {
+    if (target.run == nullptr)
+      throw orchestrate::Error(std::string("'") + target.name + "' is not linked into orchestrate-engine (a build bug)");
+    return target.run(target.arguments);
   });
 }

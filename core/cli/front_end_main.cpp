@@ -4,7 +4,7 @@
 // library, so it starts in milliseconds: it answers --help, --version and the
 // queries over the run store itself, and execs the engine (the same process:
 // pid, signals, stdio and exit code stay) for every other command. Which is
-// which is the command table's (command.cpp) runs_in.
+// which is the command table's (command.cpp) runs_in, a subcommand's own.
 #include <string>
 #include <vector>
 
@@ -14,10 +14,8 @@
 
 int main(int argc, char** argv) {
   using namespace orchestrate::cli;
-  return run_cli({argv + 1, argv + argc}, [argv](const Command& command, const std::vector<std::string>& rest) {
-    if (const auto* subcommand = rest.empty() ? nullptr : command.front_end_subcommand(rest.front()))
-      return subcommand->run({rest.begin() + 1, rest.end()});
-    if (command.runs_in == Executable::front_end) return command.run(rest);
+  return run_cli({argv + 1, argv + argc}, [argv](const CommandTarget& target) {
+    if (target.runs_in == Executable::front_end) return target.run(target.arguments);
     exec_engine(argv);
   });
 }

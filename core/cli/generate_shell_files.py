@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the bash completion and the man page's extra sections from the
 CLI's own help (`orchestrate --help` lists the command table, `orchestrate
-help CMD` each command's options), so neither can drift from the program.
+help CMD` each command's options, or the subcommands of a command made of
+them, and `orchestrate help CMD SUB` each subcommand's), so neither can
+drift from the program.
 Run by the build after the front end is linked; help2man then makes the man
 page from --help, --version and the sections written here.
 
@@ -50,28 +52,36 @@ def options_of(command_help):
 
 
 def subcommands_of(command, command_help):
-    """The literal words after `orchestrate COMMAND` in its usage lines:
-    report's throughput and regressions, weights' export and list, ..."""
-    words = []
-    for line in command_help.split("\n\n", 1)[0].splitlines():
-        for part in line.split(" | "):
-            head = "orchestrate %s " % command
-            tokens = (part.split(head, 1)[1] if head in part else part).split()
-            if tokens and re.fullmatch(r"[a-z][a-z-]+", tokens[0]) and tokens[0] not in words:
-                words.append(tokens[0])
-    return words
+    """The subcommands a command made of them lists in its help (the
+    command table's): `usage: orchestrate report <report> [options]`, then
+    `reports:` and one `  name  summary` line each. None for a plain command."""
+    match = re.match(r"usage: orchestrate %s <(\w+)> \[options\]\n\n\1s:\n" % re.escape(command), command_help)
+    if not match:
+        return []
+    section = command_help[match.end():].split("\n\n", 1)[0]
+    return [line.split()[0] for line in section.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+
+
+def helps_of(binary, name):
+    """The command's help, then each of its subcommands' (name, help)."""
+    text = help_of(binary, "help", name)
+    return text, [(sub, help_of(binary, "help", name, sub)) for sub in subcommands_of(name, text)]
 
 
 def bash_completion(binary, commands):
     cases, format_cases, sub_cases = [], [], []
     for name, _ in commands:
-        text = help_of(binary, "help", name)
-        options, formats = options_of(text)
+        text, subs = helps_of(binary, name)
+        options, formats = [], []
+        for help_text in [text] + [sub_help for _, sub_help in subs]:
+            more_options, more_formats = options_of(help_text)
+            options += [option for option in more_options if option not in options]
+            formats += [word for word in more_formats if word not in formats]
         cases.append(f"    {name}) options='{' '.join(options)}' ;;")
         if formats:
             format_cases.append(f"    {name}) formats='{' '.join(formats)}' ;;")
-        if name in ("report", "weights", "export"):
-            sub_cases.append(f"    {name}) subcommands='{' '.join(subcommands_of(name, text))}' ;;")
+        if subs:
+            sub_cases.append(f"    {name}) subcommands='{' '.join(sub for sub, _ in subs)}' ;;")
     names = " ".join(name for name, _ in commands)
     newline = "\n"
     return f"""# bash completion for orchestrate, generated from its help by
@@ -136,12 +146,14 @@ def roff(text):
 def man_include(binary, commands, cli_md):
     out = ["[COMMANDS]"]
     for name, _ in commands:
-        text = help_of(binary, "help", name)
-        out.append(f".SS {name}")
-        out.append(".nf")
-        # A line starting with . or ' would be a roff request: \& keeps it text.
-        out.extend(("\\&" if line[:1] in (".", "'") else "") + roff(line) for line in text.rstrip().splitlines())
-        out.append(".fi")
+        text, subs = helps_of(binary, name)
+        for title, help_text in [(name, text)] + [(f"{name} {sub}", sub_help) for sub, sub_help in subs]:
+            out.append(f".SS {title}")
+            out.append(".nf")
+            # A line starting with . or ' would be a roff request: \& keeps it text.
+            out.extend(("\\&" if line[:1] in (".", "'") else "") + roff(line)
+                       for line in help_text.rstrip().splitlines())
+            out.append(".fi")
     out.append("[EXIT STATUS]")
     for code, meaning in markdown_table(cli_md, "Exit codes"):
         out += [".TP", f".B {code}", roff(meaning)]

@@ -133,17 +133,12 @@ std::vector<std::string> arguments_without(const std::vector<std::string>& argum
 
 void add_db_option(po::options_description& options) {
   options.add_options()("db", po::value<std::string>()->default_value(""),
-                        "run store (SQLite file); default: $ORCHESTRATE_DB, then the recipe's [log] db, then ./orchestrate.db");
+                        (std::string("run store (SQLite file); default: $ORCHESTRATE_DB, then the recipe's [log] db, "
+                                     "then ./") + RunStore::kDefaultFile).c_str());
 }
 
-// Flag, then environment, then file, as git, cargo and kubectl order them:
-// a recipe committed with a [log] db must not override the store the user
-// chose for this shell.
 std::string db_path(const po::variables_map& values, const std::string& recipe_db) {
-  if (const auto& db = values["db"].as<std::string>(); !db.empty()) return db;
-  if (const char* environment = std::getenv("ORCHESTRATE_DB"); environment && *environment) return environment;
-  if (!recipe_db.empty()) return recipe_db;
-  return RunStore::default_path();
+  return RunStore::resolve_path(values["db"].as<std::string>(), recipe_db);
 }
 
 }  // namespace orchestrate::cli

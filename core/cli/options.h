@@ -35,8 +35,8 @@ bool wants_json(const po::variables_map& values);
 // --db: added to the commands that need it.
 void add_db_option(po::options_description& options);
 
-// The run store file: --db, else $ORCHESTRATE_DB, else `recipe_db` (a
-// recipe's [log] db), else ./orchestrate.db.
+// The run store file (RunStore::resolve_path): --db, else $ORCHESTRATE_DB,
+// else `recipe_db` (a recipe's [log] db), else ./orchestrate.db.
 std::string db_path(const po::variables_map& values, const std::string& recipe_db = "");
 
 // The run store of --db for a query: never created (a missing file is almost

@@ -93,34 +93,37 @@ int regressions_report(const po::variables_map& values, const RunSelection& sele
 
 }  // namespace
 
-int report_command(const std::vector<std::string>& arguments) {
-  po::options_description options("report options");
-  options.add_options()("report", po::value<std::string>()->required(), "which report: throughput or regressions")(
-      "runs", po::value<std::vector<std::string>>()->multitoken(), "run ids or names; default: the newest run")(
-      "baseline", po::value<std::string>(),
-      "a run to compare with: scaling_efficiency = images/s / (its images/s x workers / its workers)")(
-      "per-rank", po::bool_switch(), "also a row for each rank 1.. of a data-parallel run (their own steps)")(
-      "threshold", po::value<double>()->default_value(5.0),
-      "regressions: flag a run whose median images/s fell more than this many percent below the earlier runs' "
-      "(and more than their step-to-step spread)")(
+namespace {
+
+// What every report takes: the runs (positional, --last, --name), --format
+// and the store; `options` adds the report's own. False after --help.
+bool parse_report_options(const std::string& report, const char* default_runs, const std::string& usage,
+                          po::options_description& options, const std::vector<std::string>& arguments,
+                          po::variables_map& values) {
+  options.add_options()("runs", po::value<std::vector<std::string>>()->multitoken(),
+                        (std::string("run ids or names; default: ") + default_runs).c_str())(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   add_run_selection_options(options);
   add_db_option(options);
   po::positional_options_description positional;
-  positional.add("report", 1).add("runs", -1);
+  positional.add("runs", -1);
+  return parse_options("report " + report, usage, options, positional, arguments, values);
+}
+
+}  // namespace
+
+int report_throughput_command(const std::vector<std::string>& arguments) {
+  po::options_description options("report throughput options");
+  options.add_options()(
+      "baseline", po::value<std::string>(),
+      "a run to compare with: scaling_efficiency = images/s / (its images/s x workers / its workers)")(
+      "per-rank", po::bool_switch(), "also a row for each rank 1.. of a data-parallel run (their own steps)");
   po::variables_map values;
-  if (!parse_options("report",
-                     "throughput [RUN...|--last N|--name GLOB] [--baseline RUN] [options]\n"
-                     "       orchestrate report regressions [--name GLOB] [--threshold PERCENT] [options]",
-                     options, positional, arguments, values))
+  if (!parse_report_options("throughput", "the newest run", "[RUN...|--last N|--name GLOB] [--baseline RUN] [options]",
+                            options, arguments, values))
     return 0;
   const RunSelection selection = run_selection(values, "runs", "report");
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
-  const auto& report = values["report"].as<std::string>();
-  if (report == "regressions") return regressions_report(values, selection, format);
-  if (report != "throughput")
-    throw UsageError("report: unknown report '" + report + "' (known: throughput, regressions)");
-
   const RunStore store = open_existing_store(values);
   const std::vector<RunSummary> runs = select_runs(store, selection, "report");
   std::vector<ThroughputRow> rows;
@@ -162,6 +165,19 @@ int report_command(const std::vector<std::string>& arguments) {
   std::cout << render(table, format);
   if (for_people) std::cout << verdict_text(rows, verdicts, stragglers);
   return 0;
+}
+
+int report_regressions_command(const std::vector<std::string>& arguments) {
+  po::options_description options("report regressions options");
+  options.add_options()("threshold", po::value<double>()->default_value(5.0),
+                        "flag a run whose median images/s fell more than this many percent below the earlier runs' "
+                        "(and more than their step-to-step spread)");
+  po::variables_map values;
+  if (!parse_report_options("regressions", "every run", "[--name GLOB] [--threshold PERCENT] [options]", options,
+                            arguments, values))
+    return 0;
+  return regressions_report(values, run_selection(values, "runs", "report"),
+                            parse_table_format(values["format"].as<std::string>()));
 }
 
 }  // namespace orchestrate::cli

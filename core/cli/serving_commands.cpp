@@ -13,7 +13,7 @@
 #include "checkpoint.h"
 #include "checkpoint_argument.h"
 #include "command.h"
-#include "export_tensorboard_command.h"
+#include "core_settings_tables.h"
 #include "model_repository.h"
 #include "options.h"
 #include "orchestrate/error.h"
@@ -56,8 +56,8 @@ void record_export_event(const po::variables_map& values, const std::string& run
 // checkpoint holds the recipe that builds the model; or RECIPE --checkpoint
 // WEIGHTS, where the recipe builds it and WEIGHTS (a .safetensors file, a
 // checkpoint directory or a run) fills it, as `orchestrate eval` takes them.
-ServableModel servable_of(const po::variables_map& values, const Registry& registry, std::string& described) {
-  const std::string command = "export " + values["target"].as<std::string>();
+ServableModel servable_of(const std::string& command, const po::variables_map& values, const Registry& registry,
+                          std::string& described) {
   const bool has_positional = values.count("source") > 0, has_checkpoint = values.count("checkpoint") > 0;
   if (!has_positional && !has_checkpoint)
     throw UsageError(command + ": give what to export: a run or checkpoint directory (RUN, or --checkpoint RUN|DIR), "
@@ -82,21 +82,20 @@ ServableModel servable_of(const po::variables_map& values, const Registry& regis
 // What export serving and export onnx share: -o given, the plugins loaded,
 // the model built with its weights; then `write` does the export. (The
 // registry outlives the model, which its plugins made.)
-int with_servable(const po::variables_map& values, const std::string& output_hint,
+int with_servable(const std::string& command, const po::variables_map& values, const std::string& output_hint,
                   const std::function<int(ServableModel&, const std::string& described)>& write) {
-  const std::string command = "export " + values["target"].as<std::string>();
   if (!values.count("output"))
     throw UsageError(command + ": give the " + output_hint + " to write with -o " +
                      (command == "export onnx" ? "FILE.onnx (--output FILE.onnx)" : "DIR (--output DIR)"));
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
   std::string described;
-  ServableModel servable = servable_of(values, registry, described);
+  ServableModel servable = servable_of(command, values, registry, described);
   return write(servable, described);
 }
 
 int export_serving(const po::variables_map& values) {
-  return with_servable(values, "model repository", [&](ServableModel& servable, const std::string& described) {
+  return with_servable("export serving", values, "model repository", [&](ServableModel& servable, const std::string& described) {
     ExportSettings settings;
     settings.dir = values["output"].as<std::string>();
     settings.name = values["name"].as<std::string>();
@@ -136,7 +135,7 @@ OnnxPython onnx_python() {
 }
 
 int export_onnx_file(const po::variables_map& values) {
-  return with_servable(values, "file", [&](ServableModel& servable, const std::string& described) {
+  return with_servable("export onnx", values, "file", [&](ServableModel& servable, const std::string& described) {
     OnnxSettings settings;
     settings.path = values["output"].as<std::string>();
     settings.top_k = values["top-k"].as<std::int64_t>();
@@ -172,42 +171,59 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-}  // namespace
+// [export]'s keys as their schema declares them, for the commands' defaults:
+// `export serving` writes what a recipe's [export] table would.
+ExportSettings export_defaults() { return export_keys().read(default_params(export_keys().schema())); }
 
-int export_command(const std::vector<std::string>& arguments) {
-  // tensorboard and mlflow take several runs and a directory, not serving's
-  // one source and -o (the front end runs them; here for the engine's own table).
-  if (!arguments.empty())
-    if (const auto* subcommand = find_command("export")->front_end_subcommand(arguments.front()))
-      return subcommand->run({arguments.begin() + 1, arguments.end()});
-  po::options_description options("export options");
-  options.add_options()("target", po::value<std::string>()->required(), "what to export: serving, onnx, tensorboard, mlflow")(
+// What export serving and export onnx both take: the model and its
+// weights, the output, the plugins and the store.
+po::options_description export_model_options(const std::string& command, const char* output_what) {
+  po::options_description options(command + " options");
+  options.add_options()(
       "source", po::value<std::string>(),
-      "serving: a run id or name or a checkpoint directory; or, with --checkpoint, the recipe that builds the model")(
+      "a run id or name or a checkpoint directory; or, with --checkpoint, the recipe that builds the model")(
       "checkpoint", po::value<std::string>(),
-      "serving: the weights: a run, a checkpoint directory, or a .safetensors file (then give the RECIPE)")(
-      "output,o", po::value<std::string>(), "serving: the model repository directory (--out works too)")(
-      "name", po::value<std::string>()->default_value(""), "serving: the model's directory name (default: the run name)")(
-      "top-k", po::value<std::int64_t>()->default_value(5), "serving: classes the model returns per image")(
-      "max-batch-size", po::value<std::int64_t>()->default_value(64), "serving: config.pbtxt's max_batch_size")(
-      "opset", po::value<int>()->default_value(17), "onnx: the ONNX opset to export to");
+      "the weights: a run, a checkpoint directory, or a .safetensors file (then give the RECIPE)")(
+      "output,o", po::value<std::string>(), output_what)(
+      "top-k", po::value<std::int64_t>()->default_value(export_defaults().top_k),
+      "classes the model returns per image");
   add_plugin_path_option(options);
   add_db_option(options);
+  return options;
+}
+
+}  // namespace
+
+int export_serving_command(const std::vector<std::string>& arguments) {
+  po::options_description options =
+      export_model_options("export serving", "the model repository directory (--out works too)");
+  options.add_options()("name", po::value<std::string>()->default_value(""),
+                        "the model's directory name (default: the run name)")(
+      "max-batch-size", po::value<std::int64_t>()->default_value(export_defaults().max_batch_size),
+      "config.pbtxt's max_batch_size");
   po::positional_options_description positional;
-  positional.add("target", 1).add("source", 1);
+  positional.add("source", 1);
   po::variables_map values;
-  if (!parse_options("export",
-                     "serving RUN|CHECKPOINT -o DIR [options]\n"
-                     "       orchestrate export serving RECIPE --checkpoint RUN|DIR|FILE.safetensors -o DIR [options]\n"
-                     "       orchestrate export onnx RUN|CHECKPOINT -o FILE.onnx (or RECIPE --checkpoint ...) [options]\n"
-                     "       orchestrate export tensorboard [RUN...|--last N|--name GLOB] DIR (see its --help)\n"
-                     "       orchestrate export mlflow [RUN...|--last N|--name GLOB] DIR [--experiment NAME]",
+  if (!parse_options("export serving",
+                     "RUN|CHECKPOINT -o DIR [options]\n"
+                     "       orchestrate export serving RECIPE --checkpoint RUN|DIR|FILE.safetensors -o DIR [options]",
                      options, positional, arguments, values))
     return 0;
-  const std::string target = values["target"].as<std::string>();
-  if (target == "serving") return export_serving(values);
-  if (target == "onnx") return export_onnx_file(values);
-  throw UsageError("export: unknown target '" + target + "' (known: serving, onnx, tensorboard, mlflow)");
+  return export_serving(values);
+}
+
+int export_onnx_command(const std::vector<std::string>& arguments) {
+  po::options_description options = export_model_options("export onnx", "the .onnx file to write");
+  options.add_options()("opset", po::value<int>()->default_value(17), "the ONNX opset to export to");
+  po::positional_options_description positional;
+  positional.add("source", 1);
+  po::variables_map values;
+  if (!parse_options("export onnx",
+                     "RUN|CHECKPOINT -o FILE.onnx [options]\n"
+                     "       orchestrate export onnx RECIPE --checkpoint RUN|DIR|FILE.safetensors -o FILE.onnx [options]",
+                     options, positional, arguments, values))
+    return 0;
+  return export_onnx_file(values);
 }
 
 int predict_command(const std::vector<std::string>& arguments) {

@@ -25,7 +25,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CompressionConformance);
 
 // The messages the host exchanges (gradient_compression.h's contract): one
 // per parameter, float32 values, indices in range and distinct, as many
-// values whatever the gradients; state() restores into a fresh compressor,
+// values whatever the gradients; state_dict() restores into a fresh compressor,
 // which then sends exactly what the first one sends. A factory that returns
 // no compressor asks for the dense all-reduce; there is nothing else to check.
 TEST_P(CompressionConformance, MessagesFollowTheContractAndStateRoundTrips) {
@@ -74,8 +74,8 @@ TEST_P(CompressionConformance, MessagesFollowTheContractAndStateRoundTrips) {
 
   auto resumed = entry.create(params, context);
   std::map<std::string, at::Tensor> saved;
-  for (const auto& [name, tensor] : first->state()) saved[name] = tensor.clone();
-  resumed->load_state(saved);
+  for (const auto& [name, tensor] : first->state_dict()) saved[name] = tensor.clone();
+  resumed->load_state_dict(saved);
   weights.mutable_grad() = at::randn({16, 8});
   bias.mutable_grad() = at::randn({8});
   const auto a = first->compress(orchestrate::CompressionStep{4, 0.4, metrics});

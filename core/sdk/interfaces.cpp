@@ -30,8 +30,6 @@ Model::~Model() = default;
 ModelOutput Model::forward_train(const at::Tensor& images) { return {forward(images), {}}; }
 LrSchedule::~LrSchedule() = default;
 GradientCompressor::~GradientCompressor() = default;
-std::map<std::string, at::Tensor> GradientCompressor::state() const { return {}; }
-void GradientCompressor::load_state(const std::map<std::string, at::Tensor>&) {}
 HookSink::~HookSink() = default;
 Stateful::~Stateful() = default;
 StateDict Stateful::state_dict() const { return {}; }
@@ -44,8 +42,6 @@ void Hook::on_train_end(const TrainEnd&, HookSink&) {}
 OptimizerWrapper::~OptimizerWrapper() = default;
 void OptimizerWrapper::before_step(UpdateView&) {}
 void OptimizerWrapper::after_step(UpdateView&) {}
-void OptimizerWrapper::save(torch::serialize::OutputArchive&) const {}
-void OptimizerWrapper::load(torch::serialize::InputArchive&) {}
 
 std::vector<at::Tensor> tensors_of(const ParameterGroup& group) {
   std::vector<at::Tensor> out;

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "orchestrate/duplicate_component.h"
-#include "orchestrate/refused_plugins.h"
 
 namespace orchestrate {
 
@@ -40,12 +39,12 @@ std::string with_article(ComponentKind kind) {
 }
 }  // namespace
 
-void throw_unknown_component(ComponentKind kind, const std::string& name, const std::vector<std::string>& known) {
+void throw_unknown_component(ComponentKind kind, const std::string& name, const std::vector<std::string>& known,
+                             const std::vector<RefusedPlugin>& refused) {
   std::string message = std::string("unknown ") + to_string(kind) + " '" + name + "'";
   if (auto best = closest_match(name, known); !best.empty()) message += "; did you mean '" + best + "'?";
   message += " (known: " + join(known) + ")";
   // Which file would have had it cannot be known, so every refused one is named.
-  const auto refused = refused_plugins();
   for (std::size_t i = 0; i < refused.size(); ++i)
     message += (i == 0 ? "; it may be in a plugin file that could not be loaded: " : "; also: ") + refused[i].message;
   throw PluginError(message);
@@ -56,14 +55,14 @@ void throw_duplicate_component(const ComponentInfo& existing, const std::string&
 }
 
 Registry::Registry()
-    : datasets_(ComponentKind::dataset, &current_plugin_),
-      models_(ComponentKind::model, &current_plugin_),
-      optimizers_(ComponentKind::optimizer, &current_plugin_),
-      optimizer_wrappers_(ComponentKind::optimizer_wrapper, &current_plugin_),
-      lr_schedules_(ComponentKind::lr_schedule, &current_plugin_),
-      gradient_compressors_(ComponentKind::gradient_compression, &current_plugin_),
-      hooks_(ComponentKind::hook, &current_plugin_),
-      preprocessing_(ComponentKind::preprocessing, &current_plugin_) {}
+    : datasets_(ComponentKind::dataset, &loading_),
+      models_(ComponentKind::model, &loading_),
+      optimizers_(ComponentKind::optimizer, &loading_),
+      optimizer_wrappers_(ComponentKind::optimizer_wrapper, &loading_),
+      lr_schedules_(ComponentKind::lr_schedule, &loading_),
+      gradient_compressors_(ComponentKind::gradient_compression, &loading_),
+      hooks_(ComponentKind::hook, &loading_),
+      preprocessing_(ComponentKind::preprocessing, &loading_) {}
 
 Registry::~Registry() = default;
 
@@ -104,21 +103,21 @@ const ComponentInfo& Registry::component(ComponentKind kind, const std::string& 
         throw PluginError(std::string("unknown ") + to_string(kind) + " '" + name + "': '" + name + "' is " +
                           with_article(other) + ", not " + with_article(kind) + " " + describe);
       try {
-        throw_unknown_component(kind, name, known);
+        throw_unknown_component(kind, name, known, loading_.refused);
       } catch (const PluginError& e) {
         throw PluginError(std::string(e.what()) + "; '" + name + "' is " + with_article(other) + " " + describe);
       }
     }
   }
-  throw_unknown_component(kind, name, known);
+  throw_unknown_component(kind, name, known, loading_.refused);
 }
 
 void Registry::begin_plugin(const LoadedPlugin& plugin, std::shared_ptr<void> library) {
   if (library) libraries_.push_back(std::move(library));
   plugins_.push_back(plugin);
-  current_plugin_ = plugin.name;
+  loading_.current_plugin = plugin.name;
 }
 
-void Registry::end_plugin() { current_plugin_.clear(); }
+void Registry::end_plugin() { loading_.current_plugin.clear(); }
 
 }  // namespace orchestrate

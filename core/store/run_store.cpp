@@ -238,10 +238,12 @@ std::vector<RunSummary> RunStore::Impl::read_summaries(SQLite::Statement& query)
   return summaries;
 }
 
-std::string RunStore::default_path() {
+std::string RunStore::resolve_path(const std::string& flag, const std::string& recipe_db) {
+  if (!flag.empty()) return flag;
   const char* from_environment = std::getenv("ORCHESTRATE_DB");
   if (from_environment != nullptr && *from_environment != '\0') return from_environment;
-  return "orchestrate.db";
+  if (!recipe_db.empty()) return recipe_db;
+  return kDefaultFile;
 }
 
 RunStore::RunStore(const std::string& path, StoreAccess access) {

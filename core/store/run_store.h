@@ -39,8 +39,17 @@ namespace orchestrate {
 
 class RunStore {
  public:
-  // $ORCHESTRATE_DB if set and not empty, else "orchestrate.db" in the current directory.
-  static std::string default_path();
+  // The store file when nothing names one, in the current directory.
+  static constexpr const char* kDefaultFile = "orchestrate.db";
+  // Which store a command uses, the one place that orders the sources: the
+  // command's --db (`flag`), then $ORCHESTRATE_DB (set and not empty), then
+  // the recipe's [log] db (`recipe_db`), then kDefaultFile. Flag, then
+  // environment, then file, as git, cargo and kubectl order them: a recipe
+  // committed with a [log] db must not override the store the user chose
+  // for this shell. Empty strings are not given.
+  static std::string resolve_path(const std::string& flag, const std::string& recipe_db = "");
+  // Neither a flag nor a recipe: $ORCHESTRATE_DB, else kDefaultFile.
+  static std::string default_path() { return resolve_path(""); }
 
   // read_write: opens or creates the file (and its parent directories) and
   // brings its schema up to date. Refuses, with an Error naming the path, a

@@ -13,6 +13,7 @@ usage: check_json_schemas.py SOURCE_DIR ORCHESTRATE_BINARY
 """
 import json
 import os
+import re
 import sqlite3
 import struct
 import subprocess
@@ -80,14 +81,23 @@ def main():
     help_text = orchestrate("--help")
     commands = [line.split()[0] for line in help_text.split("commands:")[1].split("\n\n")[0].splitlines()
                 if line.startswith("  ") and line.strip()]
-    with_json = []
+    def offers_json(text):
+        return "--format" in text and "json" in text.split("--format", 1)[1].splitlines()[0]
+
+    # A command made of subcommands lists them in its help (`reports:`); each
+    # subcommand that prints JSON has its own schema, COMMAND-SUBCOMMAND.
+    expected = []
     for command in commands:
         text = orchestrate("help", command)
-        if "--format" in text and "json" in text.split("--format", 1)[1].splitlines()[0]:
-            with_json.append(command)
-    # Commands with subcommands: each subcommand that prints JSON has its own schema.
-    subcommands = {"report": ["report-throughput", "report-regressions"], "weights": ["weights-list"]}
-    expected = sorted(name for command in with_json for name in subcommands.get(command, [command]))
+        listed = re.match(r"usage: orchestrate %s <(\w+)> \[options\]\n\n\1s:\n" % re.escape(command), text)
+        if not listed:
+            expected += [command] if offers_json(text) else []
+            continue
+        section = text[listed.end():].split("\n\n", 1)[0]
+        for sub in [line.split()[0] for line in section.splitlines() if line.startswith("  ") and line[2] != " "]:
+            if offers_json(orchestrate("help", command, sub)):
+                expected.append(f"{command}-{sub}")
+    expected.sort()
     present = sorted(name[:-len(".schema.json")] for name in os.listdir(schema_dir) if name.endswith(".schema.json"))
     if expected != present:
         failures.append(f"schemas {present} but commands with --format json {expected}")

@@ -1,5 +1,4 @@
 #include "checkpointer.h"
-#include "run_store.h"
 
 #include <filesystem>
 #include <iomanip>
@@ -26,12 +25,10 @@ std::string run_directory_under(const std::string& root, std::int64_t run_id) {
   return (fs::path(root) / ("run-" + std::to_string(run_id))).string();
 }
 
-Checkpointer::Checkpointer(const CheckpointSettings& settings, std::string directory, RunStore& store,
-                           std::int64_t run_id)
+Checkpointer::Checkpointer(const CheckpointSettings& settings, std::string directory, const RunRecorder& recorder)
     : settings_(settings),
       directory_(std::move(directory)),
-      store_(store),
-      run_id_(run_id),
+      recorder_(recorder),
       last_save_(std::chrono::steady_clock::now()) {
   fs::create_directories(directory_);
   remove_stale_staging(directory_);  // leftovers of a save a crash interrupted
@@ -66,14 +63,13 @@ std::string Checkpointer::save(CheckpointContent content) {
   try {
     const WrittenCheckpoint written = write_checkpoint(directory_, std::move(content));
     CheckpointRecord record;
-    record.run_id = run_id_;
     record.step = meta.step;
     record.epoch = meta.epoch;
     record.path = written.path;
     record.bytes = written.bytes;
     record.reason = meta.reason;
     record.metrics = meta.metrics;
-    store_.record_checkpoint(record);
+    recorder_.checkpoint(record);
     last_step_ = meta.step;
     last_micro_ = meta.micro_batch;
     newest_ = written.path;
@@ -82,7 +78,7 @@ std::string Checkpointer::save(CheckpointContent content) {
     line << "checkpoint " << written.path << " (" << meta.reason << ", " << std::fixed << std::setprecision(1)
          << static_cast<double>(written.bytes) / 1e6 << " MB in "
          << std::chrono::duration<double>(last_save_ - start).count() << " s)";
-    store_.record_event(run_id_, "checkpoint", line.str());
+    recorder_.event("checkpoint", line.str());
     prune();
     return written.path;
   } catch (const std::exception& e) {
@@ -90,7 +86,7 @@ std::string Checkpointer::save(CheckpointContent content) {
                             "; training goes on, the previous checkpoint is intact";
     std::cerr << "orchestrate: " << why << "\n";
     try {
-      store_.record_event(run_id_, "checkpoint_failed", why);
+      recorder_.event("checkpoint_failed", why);
     } catch (const std::exception&) {
       // the store reports its own trouble; the run goes on
     }
@@ -105,7 +101,7 @@ void Checkpointer::prune() {
     const std::string oldest = on_disk.front();
     on_disk.erase(on_disk.begin());
     remove_checkpoint(oldest);
-    store_.forget_checkpoint(run_id_, oldest);
+    recorder_.forget_checkpoint(oldest);
   }
 }
 

@@ -10,10 +10,10 @@
 #include "checkpoint.h"
 #include "run_records.h"
 #include "settings.h"
+#include "run_recorder.h"
 
 namespace orchestrate {
 
-class RunStore;
 
 // <directory of the run store>/checkpoints/<store file>, or [checkpoint] dir when set.
 std::string checkpoint_root(const CheckpointSettings& settings, const std::string& store_path);
@@ -27,7 +27,7 @@ std::string run_directory_under(const std::string& root, std::int64_t run_id);
 
 class Checkpointer {
  public:
-  Checkpointer(const CheckpointSettings& settings, std::string directory, RunStore& store, std::int64_t run_id);
+  Checkpointer(const CheckpointSettings& settings, std::string directory, const RunRecorder& recorder);
 
   const std::string& directory() const { return directory_; }
 
@@ -55,8 +55,7 @@ class Checkpointer {
 
   const CheckpointSettings settings_;
   const std::string directory_;
-  RunStore& store_;
-  const std::int64_t run_id_;
+  const RunRecorder recorder_;
   std::chrono::steady_clock::time_point last_save_;
   std::int64_t last_step_ = -1, last_micro_ = -1;
   std::string newest_;

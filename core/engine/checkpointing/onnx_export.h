@@ -15,7 +15,7 @@ namespace orchestrate {
 
 struct OnnxSettings {
   std::string path;       // the .onnx file to write
-  std::int64_t top_k = 5;  // the top-k outputs, as the serving export has them
+  std::int64_t top_k = 0;  // the top-k outputs, as the serving export has them ([export] top_k)
   int opset = 17;
   // The Python with torch, onnx and onnxruntime: $ORCHESTRATE_PYTHON, else python3 on PATH.
   std::string python;

@@ -12,7 +12,7 @@
 #include "recipe.h"
 #include "serving_module.h"
 #include "store_sql.h"
-#include "training_state.h"
+#include "model_state.h"
 #include "weight_transfer.h"
 
 namespace orchestrate {

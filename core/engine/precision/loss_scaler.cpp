@@ -4,9 +4,6 @@
 #include <ATen/ops/_amp_update_scale.h>
 #include <ATen/ops/full.h>
 #include <c10/core/GradMode.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
-
 
 #include "orchestrate/error.h"
 
@@ -137,19 +134,17 @@ double LossScaler::scale_value() const { return scale_.item<double>(); }
 
 std::int64_t LossScaler::skipped_updates() const { return skipped_.item<std::int64_t>(); }
 
-void LossScaler::save(torch::serialize::OutputArchive& archive) const {
-  archive.write("scale", scale_.cpu(), /*is_buffer=*/true);
-  archive.write("growth_tracker", growth_tracker_.cpu(), /*is_buffer=*/true);
-  archive.write("skipped_updates", skipped_.cpu(), /*is_buffer=*/true);
+StateDict LossScaler::state_dict() const {
+  return {{"scale", scale_.cpu()}, {"growth_tracker", growth_tracker_.cpu()}, {"skipped_updates", skipped_.cpu()}};
 }
 
-void LossScaler::load(torch::serialize::InputArchive& archive) {
+void LossScaler::load_state_dict(const StateDict& state) {
   const auto read = [&](const char* key, at::ScalarType dtype) {
-    at::Tensor value;
-    if (!archive.try_read(key, value, /*is_buffer=*/true))
+    const auto it = state.find(key);
+    if (it == state.end())
       throw Error(std::string("loss scaler: checkpoint has no '") + key +
                   "'; it was saved without loss scaling, so resume with [precision] as it was or start afresh");
-    return value.to(scale_.device(), dtype).reshape({});
+    return it->second.to(scale_.device(), dtype).reshape({});
   };
   at::Tensor scale = read("scale", at::kFloat);
   growth_tracker_ = read("growth_tracker", at::kInt);

@@ -19,15 +19,11 @@
 #include <vector>
 
 #include "loss_scaler_settings.h"
-
-namespace torch::serialize {
-class InputArchive;
-class OutputArchive;
-}  // namespace torch::serialize
+#include "orchestrate/stateful.h"
 
 namespace orchestrate {
 
-class LossScaler {
+class LossScaler : public Stateful {
  public:
   // Checks the settings (positive scales, growth > 1, 0 < backoff < 1,
   // interval >= 1); a bad one is an Error naming it.
@@ -61,8 +57,8 @@ class LossScaler {
 
   // Scale, growth tracker and skipped count, so a resumed run is exact. In
   // fixed mode the scale stays the recipe's: a changed recipe wins.
-  void save(torch::serialize::OutputArchive& archive) const;
-  void load(torch::serialize::InputArchive& archive);
+  StateDict state_dict() const override;
+  void load_state_dict(const StateDict& state) override;
 
  private:
   void move_state_to(const c10::Device& device);

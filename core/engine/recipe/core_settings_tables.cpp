@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <regex>
 
+#include "run_store.h"
 #include "usable_cores.h"
 
 namespace orchestrate {
@@ -239,7 +240,9 @@ const SettingsTable<EvalSettings>& eval_keys() {
 const SettingsTable<Settings>& log_keys() {
   static const auto table = [] {
     SettingsTable<Settings> t;
-    t.key(string_param("db", "", "SQLite run store, used when neither --db nor $ORCHESTRATE_DB gives one; empty: ./orchestrate.db"),
+    t.key(string_param("db", "",
+                       std::string("SQLite run store, used when neither --db nor $ORCHESTRATE_DB gives one; empty: ./") +
+                           RunStore::kDefaultFile),
           FIELD(db));
     t.key(string_param("progress", "auto",
                        "progress line: auto (redrawn on a terminal, one line per log_every otherwise), always "

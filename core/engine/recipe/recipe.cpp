@@ -12,7 +12,6 @@
 #include "cross_table_checks.h"
 #include "nesting_check.h"
 #include "orchestrate/error.h"
-#include "orchestrate/refused_plugins.h"
 #include "param_conversion.h"
 #include "recipe_overrides.h"
 #include "settings.h"
@@ -206,7 +205,7 @@ class RecipeReader {
         } catch (const PluginError& e) {
           // With plugin files refused, the component may be in one of them
           // (e.what() names them): a plugin failure, not a typo in the recipe.
-          if (!refused_plugins().empty()) throw PluginError(at(*plugin) + label + " plugin: " + e.what());
+          if (!registry_.refused().empty()) throw PluginError(at(*plugin) + label + " plugin: " + e.what());
           problem(at(*plugin) + label + " plugin: " + e.what());
           return "";
         }

@@ -15,7 +15,7 @@
 #include "core_tables.h"
 #include "orchestrate/error.h"
 #include "safetensors.h"
-#include "training_state.h"
+#include "model_state.h"
 
 namespace orchestrate {
 

@@ -350,7 +350,7 @@ PluginScan scan_plugins(Registry& registry, const std::vector<std::string>& dire
       register_plugin(registry, file.string(), opened);
     }
   }
-  set_refused_plugins(scan.refused);
+  registry.set_refused(scan.refused);
   return scan;
 }
 

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "orchestrate/refused_plugins.h"
 #include "orchestrate/registry.h"
 
 namespace orchestrate {
@@ -33,7 +32,7 @@ void load_plugin_library(Registry& registry, const std::string& path);
 // before it registers anything (by the ELF check, the loader or its
 // descriptor) is skipped and returned, so that one broken plugin does not
 // stop a command that does not need it; the list is also kept for the
-// "unknown component" error (refused_plugins.h). A plugin that fails while
+// "unknown component" error (Registry::set_refused). A plugin that fails while
 // registering stops the load: the registry would hold part of it.
 std::vector<RefusedPlugin> load_plugins(Registry& registry, const std::vector<std::string>& directories);
 

@@ -8,7 +8,7 @@
 #include "checkpoint.h"
 #include "orchestrate/error.h"
 #include "safetensors.h"
-#include "training_state.h"
+#include "model_state.h"
 
 namespace orchestrate {
 

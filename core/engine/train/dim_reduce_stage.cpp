@@ -1,5 +1,4 @@
 #include "train/dim_reduce_stage.h"
-#include "run_store.h"
 
 #include <ATen/ATen.h>
 
@@ -8,12 +7,11 @@
 
 namespace orchestrate {
 
-DimReduceStage::DimReduceStage(const Settings& settings, const TrainingComponents& components, RunStore& store,
-                               std::int64_t run_id, Collective* collective, const std::string& artifact_root,
+DimReduceStage::DimReduceStage(const Settings& settings, const TrainingComponents& components,
+                               const RunRecorder& recorder, Collective* collective, const std::string& artifact_root,
                                Message message)
     : s_(settings),
-      store_(store),
-      run_id_(run_id),
+      recorder_(recorder),
       collective_(collective),
       leader_(!collective || collective->rank() == 0),
       message_(std::move(message)),
@@ -21,15 +19,16 @@ DimReduceStage::DimReduceStage(const Settings& settings, const TrainingComponent
   for (const auto& group : components.groups)
     for (const auto& parameter : group.parameters) trainable_.emplace_back(parameter.name, parameter.tensor);
   const std::string snapshot_directory =
-      s_.snapshots.dir.empty() ? run_directory_under(directory_beside_store(store_.path(), "snapshots"), run_id_)
-                               : s_.snapshots.dir;
+      s_.snapshots.dir.empty()
+          ? run_directory_under(directory_beside_store(recorder_.store_path(), "snapshots"), recorder_.run_id())
+          : s_.snapshots.dir;
   if (s_.snapshots.policy.enabled() && leader_)
     snapshots_ = std::make_unique<WeightSnapshots>(s_.snapshots.policy, snapshot_directory);
   settings_ = s_.dim_reduce;
   if (settings_.snapshots.empty() && s_.snapshots.policy.enabled()) settings_.snapshots = snapshot_directory;
   const std::string artifacts =
-      artifact_root.empty() ? directory_beside_store(store_.path(), kArtifactDirectory) : artifact_root;
-  pca_path_ = run_directory_under(artifacts, run_id_) + "/pca_mat.safetensors";
+      artifact_root.empty() ? directory_beside_store(recorder_.store_path(), kArtifactDirectory) : artifact_root;
+  pca_path_ = run_directory_under(artifacts, recorder_.run_id()) + "/pca_mat.safetensors";
 }
 
 void DimReduceStage::set_up(std::optional<std::int64_t> resumed_at) {
@@ -53,7 +52,7 @@ void DimReduceStage::start(bool resuming) {
       },
       leader_, pca_path_, resuming,
       [this](const std::string& line) {
-        store_.record_event(run_id_, "dim_reduce", line);
+        recorder_.event("dim_reduce", line);
         message_(line);
       });
 }
@@ -89,16 +88,18 @@ bool DimReduceStage::snapshot_after_epoch(std::int64_t epoch, std::int64_t step)
 bool DimReduceStage::snapshot(bool due, std::int64_t step, std::int64_t epoch) {
   if (!due) return false;
   const std::string path = snapshots_->save(trainable_, step, epoch);
-  store_.record_event(run_id_, "snapshot", "weight snapshot at step " + std::to_string(step) + ": " + path);
+  recorder_.event("snapshot", "weight snapshot at step " + std::to_string(step) + ": " + path);
   return true;
 }
 
-void DimReduceStage::capture_state() {
-  if (training_) state_ = training_->state();
+StateDict DimReduceStage::state_dict() const {
+  if (!training_) return {};
+  const auto state = training_->state();
+  return StateDict(state.begin(), state.end());
 }
 
-void DimReduceStage::load_state(const std::string& checkpoint) {
-  if (training_) training_->load_state(state_, checkpoint);
+void DimReduceStage::load_state_dict(const StateDict& state) {
+  if (training_) training_->load_state({state.begin(), state.end()}, "the checkpoint");
 }
 
 }  // namespace orchestrate

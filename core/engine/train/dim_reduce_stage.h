@@ -16,17 +16,20 @@
 #include <vector>
 
 #include "collective.h"
+#include "orchestrate/stateful.h"
 #include "components.h"
 #include "dim_reduce/dim_reduce_training.h"
 #include "dim_reduce/weight_snapshots.h"
 #include "run_records.h"
 #include "settings.h"
+#include "run_recorder.h"
 
 namespace orchestrate {
 
-class RunStore;
 
-class DimReduceStage {
+// Its state: stage 2's quasi-Newton state, once it has started (the same on
+// every rank).
+class DimReduceStage : public Stateful {
  public:
   using Message = std::function<void(const std::string&)>;  // an event line also shown on the progress line
   // The main classifier's loss on a batch at the current weights (stage 2's
@@ -34,8 +37,8 @@ class DimReduceStage {
   using BatchLoss = std::function<at::Tensor(const at::Tensor& images, const at::Tensor& labels)>;
 
   // `artifact_root`: where the run's PCA matrix goes ("": beside the store).
-  DimReduceStage(const Settings& settings, const TrainingComponents& components, RunStore& store,
-                 std::int64_t run_id, Collective* collective, const std::string& artifact_root, Message message);
+  DimReduceStage(const Settings& settings, const TrainingComponents& components, const RunRecorder& recorder,
+                 Collective* collective, const std::string& artifact_root, Message message);
 
   // Before a resume restores its state: stage 2 exists at once when the run
   // trains in it throughout, or when `resumed_at` (a checkpoint's update) is
@@ -55,18 +58,15 @@ class DimReduceStage {
   bool snapshot_after_update(std::int64_t step, std::int64_t epoch);
   bool snapshot_after_epoch(std::int64_t epoch, std::int64_t step);
 
-  // Stage 2's quasi-Newton state, as the checkpoint's trainer state holds it.
-  std::vector<std::pair<std::string, at::Tensor>>& state() { return state_; }
-  void capture_state();                           // before saving
-  void load_state(const std::string& checkpoint);  // after the trainer state was read
+  StateDict state_dict() const override;
+  void load_state_dict(const StateDict& state) override;
 
  private:
   void start(bool resuming);
   bool snapshot(bool due, std::int64_t step, std::int64_t epoch);
 
   const Settings& s_;
-  RunStore& store_;
-  const std::int64_t run_id_;
+  const RunRecorder recorder_;
   Collective* const collective_;
   const bool leader_;
   const Message message_;
@@ -76,7 +76,6 @@ class DimReduceStage {
   DimReduceSettings settings_;                  // with the snapshot directory resolved
   std::string pca_path_;                        // where the run saves its PCA matrix
   std::unique_ptr<DimReduceTraining> training_;  // once stage 2 has started
-  std::vector<std::pair<std::string, at::Tensor>> state_;
   at::Tensor images_, labels_;  // the update's batch, for the line search
 };
 

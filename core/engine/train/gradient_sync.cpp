@@ -6,9 +6,40 @@
 #include <iomanip>
 #include <sstream>
 
-#include "training_state.h"
+#include "orchestrate/error.h"
 
 namespace orchestrate {
+
+namespace {
+
+// A compressor's state as one flat tensor, in name order: what the ranks
+// all-gather and a checkpoint keeps per rank.
+at::Tensor flatten_state(const std::map<std::string, at::Tensor>& state) {
+  std::vector<at::Tensor> flat;
+  for (const auto& [name, tensor] : state) flat.push_back(tensor.detach().reshape({-1}));
+  return flat.empty() ? at::Tensor(at::empty({0})) : at::cat(flat);
+}
+
+// Splits `flat` into tensors shaped like `like`'s; an error when the sizes
+// differ (a checkpoint saved with other compression settings).
+std::map<std::string, at::Tensor> unflatten_state(const at::Tensor& flat,
+                                                  const std::map<std::string, at::Tensor>& like) {
+  std::int64_t expected = 0;
+  for (const auto& [name, tensor] : like) expected += tensor.numel();
+  if (flat.numel() != expected)
+    throw Error("the checkpoint's gradient-compression state has " + std::to_string(flat.numel()) +
+                " values where this recipe's compressor keeps " + std::to_string(expected) +
+                "; resume with the [gradient_compression] settings it was saved with");
+  std::map<std::string, at::Tensor> out;
+  std::int64_t at = 0;
+  for (const auto& [name, tensor] : like) {
+    out[name] = flat.narrow(0, at, tensor.numel()).view(tensor.sizes());
+    at += tensor.numel();
+  }
+  return out;
+}
+
+}  // namespace
 
 GradientSync::GradientSync(Collective* collective, const std::vector<at::Tensor>& parameters,
                            GradientCompressor* compressor, std::string compressor_name, double bucket_size_mb)
@@ -61,7 +92,7 @@ void GradientSync::exchange_compressed(bool skipping, const CompressionStep& ste
 
 void GradientSync::gather_state() {
   if (!compressor_) return;
-  const auto mine = flatten_state(compressor_->state());
+  const auto mine = flatten_state(compressor_->state_dict());
   if (mine.numel() == 0) return;  // a stateless compressor (the same on every rank)
   state_by_rank_ = collective_ ? collective_->all_gather(mine.to(collective_->device())) : std::vector{mine};
 }
@@ -70,13 +101,24 @@ void GradientSync::gather_state() {
 // otherwise the mean over the saved ranks: the residuals are linear, so the
 // mean keeps what the ranks had yet to send, on average
 // (gradient_compression.h's contract).
-void GradientSync::restore_state(const c10::Device& device) {
+StateDict GradientSync::state_dict() const {
+  StateDict out;
+  for (std::size_t r = 0; r < state_by_rank_.size(); ++r) out["rank" + std::to_string(r)] = state_by_rank_[r];
+  return out;
+}
+
+void GradientSync::load_state_dict(const StateDict& state) {
+  state_by_rank_.clear();
+  for (auto it = state.find("rank0"); it != state.end();
+       it = state.find("rank" + std::to_string(state_by_rank_.size())))
+    state_by_rank_.push_back(it->second);
   if (!compressor_ || state_by_rank_.empty()) return;
+  const auto device = parameters_.empty() ? c10::Device(c10::kCPU) : parameters_.front().device();
   const int world = collective_ ? collective_->world_size() : 1;
   const int rank = collective_ ? collective_->rank() : 0;
   const at::Tensor chosen = static_cast<int>(state_by_rank_.size()) == world ? state_by_rank_[rank]
                                                                               : at::stack(state_by_rank_).mean(0);
-  compressor_->load_state(unflatten_state(chosen.to(device), compressor_->state()));
+  compressor_->load_state_dict(unflatten_state(chosen.to(device), compressor_->state_dict()));
 }
 
 }  // namespace orchestrate

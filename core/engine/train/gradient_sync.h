@@ -15,12 +15,15 @@
 #include "compressed_gradient_exchange.h"
 #include "gradient_reducer.h"
 #include "orchestrate/gradient_compression.h"
+#include "orchestrate/stateful.h"
 #include "phase_timer.h"
 #include "run_records.h"
 
 namespace orchestrate {
 
-class GradientSync {
+// Its state: the compressor's, of every rank ("rank0", "rank1", ...), as
+// gather_state last collected it.
+class GradientSync : public Stateful {
  public:
   // `collective`: null when training alone. `compressor`: null for dense
   // gradients; named `compressor_name` in errors.
@@ -43,9 +46,9 @@ class GradientSync {
   // Rank r's compressor state at index r: every rank calls this together
   // before a checkpoint (an all-gather).
   void gather_state();
-  // The saved state this rank continues from (see the .cpp).
-  void restore_state(const c10::Device& device);
-  std::vector<at::Tensor>& state_by_rank() { return state_by_rank_; }
+  StateDict state_dict() const override;
+  // Continues from the saved state (see the .cpp).
+  void load_state_dict(const StateDict& state) override;
 
  private:
   Collective* const collective_;

@@ -1,5 +1,4 @@
 #include "log_window.h"
-#include "run_store.h"
 
 #include <ATen/ATen.h>
 
@@ -7,8 +6,8 @@
 
 namespace orchestrate {
 
-LogWindow::LogWindow(RunStore& store, std::int64_t run_id, PhaseTimer& timer)
-    : store_(store), run_id_(run_id), timer_(timer) {}
+LogWindow::LogWindow(const RunRecorder& recorder, PhaseTimer& timer)
+    : recorder_(recorder), timer_(timer) {}
 
 void LogWindow::count_hits(const at::Tensor& logits, const at::Tensor& labels) {
   const auto k = std::min<std::int64_t>(5, logits.size(1));
@@ -73,7 +72,7 @@ LogWindow::Summary LogWindow::take(bool log_point) {
       summary.first_nonfinite_step = rows_[i].step;
       summary.first_nonfinite_loss = read[i];
     }
-    store_.record_step(run_id_, rows_[i]);
+    recorder_.step(rows_[i]);
   }
   written_rows_ += static_cast<std::int64_t>(rows_.size());
   if (!rows_.empty()) last_step_ = rows_.back().step;

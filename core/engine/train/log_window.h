@@ -19,14 +19,14 @@
 
 #include "phase_timer.h"
 #include "run_records.h"
+#include "run_recorder.h"
 
 namespace orchestrate {
 
-class RunStore;
 
 class LogWindow {
  public:
-  LogWindow(RunStore& store, std::int64_t run_id, PhaseTimer& timer);
+  LogWindow(const RunRecorder& recorder, PhaseTimer& timer);
 
   // One micro-batch's logits (any dtype) and labels: counted into train/top1 and top5.
   void count_hits(const at::Tensor& logits, const at::Tensor& labels);
@@ -59,8 +59,7 @@ class LogWindow {
   void fill_phase_times(bool wait);
   Summary take(bool log_point);
 
-  RunStore& store_;
-  const std::int64_t run_id_;
+  const RunRecorder recorder_;
   PhaseTimer& timer_;
   std::vector<StepTiming> rows_;
   std::vector<at::Tensor> losses_;

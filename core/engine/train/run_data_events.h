@@ -8,19 +8,18 @@
 
 #include "orchestrate/dataset.h"
 #include "run_records.h"
+#include "run_recorder.h"
 
 namespace orchestrate {
 
-class RunStore;
 
 class RunDataEvents final : public DataEventSink {
  public:
-  RunDataEvents(RunStore& store, std::int64_t run_id) : store_(store), run_id_(run_id) {}
+  explicit RunDataEvents(const RunRecorder& recorder) : recorder_(recorder) {}
   void event(const std::string& kind, const std::string& message) override;  // thread-safe, as the store is
 
  private:
-  RunStore& store_;
-  std::int64_t run_id_;
+  const RunRecorder recorder_;
 };
 
 }  // namespace orchestrate

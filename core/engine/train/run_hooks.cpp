@@ -1,5 +1,4 @@
 #include "run_hooks.h"
-#include "run_store.h"
 
 #include "components.h"
 #include "orchestrate/error.h"
@@ -8,8 +7,8 @@ namespace orchestrate {
 
 
 RunHooks::RunHooks(const std::vector<ComponentChoice>& choices, const Registry& registry, const HookContext& context,
-                   RunStore& store, std::int64_t run_id)
-    : store_(store), run_id_(run_id) {
+                   const RunRecorder& recorder)
+    : recorder_(recorder) {
   for (std::size_t i = 0; i < choices.size(); ++i) {
     const auto& choice = choices[i];
     labels_.push_back("[[hooks]] entry " + std::to_string(i) + " (" + choice.plugin + ")");
@@ -69,9 +68,9 @@ void RunHooks::train_ended(const TrainEnd& end, std::int64_t epoch) {
   each("on_train_end", [&](Hook& hook) { hook.on_train_end(end, *this); });
 }
 
-void RunHooks::metric(const std::string& name, double value) { store_.record_metric(run_id_, step_, epoch_, name, value); }
+void RunHooks::metric(const std::string& name, double value) { recorder_.metric(step_, epoch_, name, value); }
 
-void RunHooks::event(const std::string& kind, const std::string& message) { store_.record_event(run_id_, kind, message); }
+void RunHooks::event(const std::string& kind, const std::string& message) { recorder_.event(kind, message); }
 
 void RunHooks::print(const std::string& line) {
   if (print_) print_(line);
@@ -80,7 +79,7 @@ void RunHooks::print(const std::string& line) {
 void RunHooks::request_stop(const std::string& reason) {
   if (stop_reason_) return;
   stop_reason_ = reason;
-  store_.record_event(run_id_, "hook_stop", "after step " + std::to_string(step_) + ": " + reason);
+  recorder_.event("hook_stop", "after step " + std::to_string(step_) + ": " + reason);
 }
 
 }  // namespace orchestrate

@@ -14,10 +14,10 @@
 #include "plugin_call.h"
 #include "run_records.h"
 #include "settings.h"
+#include "run_recorder.h"
 
 namespace orchestrate {
 
-class RunStore;
 
 // Where hooks' files go when nothing else is said: this, beside the run
 // store (directory_beside_store), as checkpoints go to "checkpoints".
@@ -28,10 +28,10 @@ class RunHooks final : public HookSink {
   using PrintLine = std::function<void(const std::string&)>;
 
   // Builds every [[hooks]] entry; a factory's error names its entry. What the
-  // hooks send is recorded under `run_id` in `store` (this process's record
+  // hooks send is recorded by `recorder` (this process's record
   // of the run, which for ranks 1.. is a scratch store with its own ids).
   RunHooks(const std::vector<ComponentChoice>& choices, const Registry& registry, const HookContext& context,
-           RunStore& store, std::int64_t run_id);
+           const RunRecorder& recorder);
   // Where print() goes (the progress line's stream); nowhere until set.
   void set_printer(PrintLine print) { print_ = std::move(print); }
 
@@ -44,7 +44,7 @@ class RunHooks final : public HookSink {
   void train_ended(const TrainEnd& end, std::int64_t epoch);
 
   // Each hook as a part that keeps its state across --resume, named
-  // "hooks.<entry>.<plugin>" (training_state.h).
+  // "hooks.<entry>.<plugin>" (trainer_state.h).
   std::vector<std::pair<std::string, Stateful*>> stateful_parts();
 
   // The first stop a hook asked for, if any.
@@ -64,8 +64,7 @@ class RunHooks final : public HookSink {
   std::vector<std::string> labels_;  // "[[hooks]] entry 0 (profile)"
   std::vector<PluginCallSite> sites_;  // named to a crash inside a hook (crash_handler.h)
   std::vector<std::string> part_names_;  // "hooks.<entry>.<plugin>": its state's section in a checkpoint
-  RunStore& store_;
-  std::int64_t run_id_;
+  const RunRecorder recorder_;
   PrintLine print_;
   std::int64_t step_ = 0, epoch_ = 0;  // where the current call's metrics land
   std::optional<std::string> stop_reason_;

@@ -1,21 +1,22 @@
 #include "train/train_metrics.h"
-#include "run_store.h"
+
+#include <ATen/ATen.h>
 
 #include "orchestrate/error.h"
 #include "train/rank_messages.h"
 
 namespace orchestrate {
 
-TrainMetrics::TrainMetrics(RunStore& store, std::int64_t run_id, const c10::Device& device, Collective* collective,
-                           NonFinitePolicy on_nonfinite, MoreMetrics more)
-    : store_(store),
-      run_id_(run_id),
+TrainMetrics::TrainMetrics(const RunRecorder& recorder, const c10::Device& device, Collective* collective,
+                           NonFinitePolicy on_nonfinite, double flush_seconds, MoreMetrics more)
+    : recorder_(recorder),
       collective_(collective),
       leader_(!collective || collective->rank() == 0),
       on_nonfinite_(on_nonfinite),
       more_(std::move(more)),
       timer_(device),
-      window_(store, run_id, timer_) {}
+      clock_(flush_seconds),
+      window_(recorder, timer_) {}
 
 // The rows a rank other than 0 wrote go to rank 0 at the next gather; a
 // non-finite loss fails the run when on_nonfinite = "stop".
@@ -25,7 +26,7 @@ void TrainMetrics::keep(const LogWindow::Summary& summary) {
   const std::string why = "training diverged: loss is " + std::to_string(summary.first_nonfinite_loss) +
                           " at step " + std::to_string(summary.first_nonfinite_step) +
                           "; lower [optimizer] lr, set [run] on_nonfinite = \"skip\", or check the data";
-  store_.record_event(run_id_, "nonfinite_loss", why);
+  recorder_.event("nonfinite_loss", why);
   throw Error(why);
 }
 
@@ -42,13 +43,19 @@ void TrainMetrics::log_point(std::int64_t epoch) {
   auto& metrics = summary.metrics;  // all of this log point's, in one commit
   const bool diverged = summary.first_nonfinite_step >= 0 && on_nonfinite_ == NonFinitePolicy::stop;
   if (!diverged && more_) more_(metrics);
-  store_.record_metrics(run_id_, summary.last_step, epoch, metrics);
+  recorder_.metrics(summary.last_step, epoch, metrics);
   keep(summary);
 }
 
 void TrainMetrics::log_point_with_rank_rows(std::int64_t epoch) {
   log_point(epoch);
-  for (const auto& row : gather_step_rows(*collective_, rank_rows_)) store_.record_step(run_id_, row);
+  for (const auto& row : gather_step_rows(*collective_, rank_rows_)) recorder_.step(row);
+}
+
+StateDict TrainMetrics::state_dict() const { return {{"eval_seconds", at::scalar_tensor(eval_seconds_, at::kDouble)}}; }
+
+void TrainMetrics::load_state_dict(const StateDict& state) {
+  if (const auto it = state.find("eval_seconds"); it != state.end()) eval_seconds_ = it->second.item<double>();
 }
 
 }  // namespace orchestrate

@@ -16,24 +16,29 @@
 
 #include "collective.h"
 #include "log_window.h"
+#include "orchestrate/stateful.h"
 #include "phase_timer.h"
 #include "run_records.h"
 #include "settings.h"
+#include "train/step_clock.h"
+#include "run_recorder.h"
 
 namespace orchestrate {
 
-class RunStore;
 
-class TrainMetrics {
+// Its state: the seconds spent evaluating so far (time/eval_s).
+class TrainMetrics : public Stateful {
  public:
   // Adds the metrics other parts own (regularization loss, wrappers' and the
   // loss scaler's) to a log point's.
   using MoreMetrics = std::function<void(MetricValues&)>;
 
-  TrainMetrics(RunStore& store, std::int64_t run_id, const c10::Device& device, Collective* collective,
-               NonFinitePolicy on_nonfinite, MoreMetrics more);
+  // `flush_seconds`: how long step rows may wait between log points.
+  TrainMetrics(const RunRecorder& recorder, const c10::Device& device, Collective* collective,
+               NonFinitePolicy on_nonfinite, double flush_seconds, MoreMetrics more);
 
   PhaseTimer& timer() { return timer_; }
+  StepClock& clock() { return clock_; }
   LogWindow& window() { return window_; }
 
   // A log point: the window's rows and train/* metrics at its last step,
@@ -49,21 +54,27 @@ class TrainMetrics {
 
   std::optional<double> recent_loss() const { return recent_loss_; }  // none before the first log point
   std::map<std::string, double>& latest() { return latest_; }  // for checkpoint records
+  // Adds one evaluation's seconds; returns those of all evaluations so far.
+  double add_eval_seconds(double seconds) { return eval_seconds_ += seconds; }
+
+  StateDict state_dict() const override;
+  void load_state_dict(const StateDict& state) override;
 
  private:
   void keep(const LogWindow::Summary& summary);
 
-  RunStore& store_;
-  const std::int64_t run_id_;
+  const RunRecorder recorder_;
   Collective* const collective_;
   const bool leader_;
   const NonFinitePolicy on_nonfinite_;
   const MoreMetrics more_;
   PhaseTimer timer_;
+  StepClock clock_;
   LogWindow window_;
   std::vector<StepTiming> rank_rows_;  // ranks 1..: written since the last gather
   std::optional<double> recent_loss_;
   std::map<std::string, double> latest_;
+  double eval_seconds_ = 0;
 };
 
 }  // namespace orchestrate

@@ -147,7 +147,8 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     // Built once the run is recorded, so a data set that fails to load, or
     // init_from weights that do not fit the model, leave a failed run that
     // says why (and setup_s covers the loading).
-    RunDataEvents data_events(store, outcome.run_id);  // outlives the datasets, which report into it
+    const RunRecorder recorder(store, outcome.run_id);
+    RunDataEvents data_events(recorder);  // outlives the datasets, which report into it
     TrainingComponents components = build_components(s, registry, compute, &data_events);
     store.record_event(outcome.run_id, "threads",
                        "intra_op=" + std::to_string(compute.intra_op_threads) + " data_workers=" + std::to_string(s.run.num_workers) +
@@ -164,10 +165,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     if (leader && !resume)
       record_utilisation_baseline(store, outcome.run_id, *components.model, components.input, compute,
                                   s.precision.mode);
-    Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), store,
-                              outcome.run_id);
-    RunHooks hooks(s.hooks, registry, hook_context(options, job_store, job_run, s.run.log_every), store, outcome.run_id);
-    TrainingRun run(recipe, s, components, store, outcome.run_id, compute, options, stop, checkpointer, hooks,
+    Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), recorder);
+    RunHooks hooks(s.hooks, registry, hook_context(options, job_store, job_run, s.run.log_every), recorder);
+    TrainingRun run(RunParts{recipe, s, components, recorder, compute, options, stop, checkpointer, hooks},
                     resume ? &*resume : nullptr);
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
     outcome.status = run.run();

@@ -1,74 +1,39 @@
 #include "train/training_run.h"
-#include "run_store.h"
 #include "elapsed_seconds.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/InferenceMode.h>
 
 #include <iomanip>
-#include <iostream>
 
 #include "train/objective.h"
 
 namespace orchestrate {
 
-TrainingRun::TrainingRun(const Recipe& recipe, const Settings& s, TrainingComponents& c, RunStore& store,
-                         std::int64_t run_id, const ComputeSetup& compute, const TrainOptions& options,
-                         const StopSignal& stop, Checkpointer& checkpointer, RunHooks& hooks,
-                         const CheckpointMeta* resume)
-    : recipe_(recipe),
-      s_(s),
-      c_(c),
-      store_(store),
-      run_id_(run_id),
-      device_(compute.device),
-      channels_last_(compute.channels_last),
-      collective_(options.collective),
-      leader_(!collective_ || collective_->rank() == 0),
-      quiet_(options.progress == nullptr),
-      stop_(stop),
-      stop_after_micro_batches_(options.stop_after_micro_batches),
-      checkpointer_(checkpointer),
-      hooks_(hooks),
-      progress_(options.progress ? *options.progress : null_stream_,
-                options.progress ? parse_progress_mode(s.progress) : ProgressMode::never, s.run.log_every,
-                options.progress_is_terminal),
-      precision_(s.precision.mode, s.precision.loss_scaler(), compute.device.type()),
-      update_step_(c, s.run.on_nonfinite, store, run_id),
-      sync_(collective_, update_step_.parameters(), c.compressor.get(), s.compression.plugin,
-            s.distributed.bucket_size_mb),
-      stage2_(s, c, store, run_id, collective_, options.artifact_root,
-              [this](const std::string& line) { progress_.message(line); }),
-      metrics_(store, run_id, compute.device, collective_, s.run.on_nonfinite,
-               [this](RunStore::MetricValues& metrics) { add_owned_metrics(metrics); }) {
+TrainingRun::TrainingRun(const RunParts& run, const CheckpointMeta* resume)
+    : run_(run),
+      console_(run.options, run.settings, !run.options.collective || run.options.collective->rank() == 0),
+      precision_(run.settings.precision.mode, run.settings.precision.loss_scaler(), run.compute.device.type()),
+      update_step_(run.components, run.settings.run.on_nonfinite, run.recorder),
+      strategy_(make_strategy(
+          run.options.collective,
+          std::make_unique<GradientSync>(run.options.collective, update_step_.parameters(),
+                                         run.components.compressor.get(), run.settings.compression.plugin,
+                                         run.settings.distributed.bucket_size_mb),
+          [this] { return local_stop(); })),
+      stage2_(run.settings, run.components, run.recorder, run.options.collective, run.options.artifact_root,
+              [this](const std::string& line) { console_.progress().message(line); }),
+      metrics_(run.recorder, run.compute.device, run.options.collective, run.settings.run.on_nonfinite,
+               run.settings.flush_seconds, [this](MetricValues& metrics) { add_owned_metrics(metrics); }) {
   // A hook prints what its recipe asked for (a model's statistics), so
   // --quiet, which drops the progress line, does not drop it.
-  hooks_.set_printer([this](const std::string& line) { say(line); });
+  run_.hooks.set_printer([this](const std::string& line) { console_.say(line); });
   stage2_.set_up(resume ? std::optional<std::int64_t>(resume->step) : std::nullopt);
-  if (resume) restore(*resume, options.resume_from);
-  if (collective_) announce_data_parallel();
-  start_input(compute);
-}
-
-void TrainingRun::say(const std::string& line) {
-  if (!quiet_) {
-    progress_.message(line);
-  } else if (leader_) {
-    std::cerr << line << '\n';
-  }
-}
-
-// Every rank starts from rank 0's weights (the same seed gives the same
-// ones; this makes sure) and averages its gradients into the same update.
-void TrainingRun::announce_data_parallel() {
-  collective_->broadcast_in_place(c_.model->parameters());
-  collective_->broadcast_in_place(c_.model->buffers());
-  std::ostringstream what;
-  what << "rank " << collective_->rank() << " of " << collective_->world_size() << " ("
-       << collective_->environment().launcher << " launch, " << collective_->engine()
-       << "): " << sync_.describe(s_.distributed.bucket_size_mb) << "; global batch "
-       << s_.run.batch_size * collective_->world_size() << " x " << c_.micro_batches_per_update << " micro-batches";
-  store_.record_event(run_id_, "data_parallel", what.str());
+  register_state();
+  if (resume) restore(*resume, run_.options.resume_from);
+  strategy_->start(*c().model, run_.recorder,
+                   Strategy::Start{s().run.batch_size, c().micro_batches_per_update,
+                                   s().distributed.bucket_size_mb, c().shards->describe()});
+  start_input();
 }
 
 // Input feeding. An epoch is the micro-batches its updates use; a remainder
@@ -77,81 +42,62 @@ void TrainingRun::announce_data_parallel() {
 // (rank_shards.h). A stream dataset with [run] shuffle_buffer_size is
 // shuffled as TF's Dataset.shuffle would, so its files are read nearly front
 // to back.
-void TrainingRun::start_input(const ComputeSetup& compute) {
-  const std::int64_t per_epoch = c_.updates_per_epoch * c_.micro_batches_per_update;
-  if (collective_ && leader_) store_.record_event(run_id_, "data_sharding", c_.shards->describe());
-  const std::int64_t shuffle_buffer = stream_shuffle_buffer(s_, *c_.train_set);
-  train_pipeline_ = std::make_unique<BatchPipeline>(
-      SampleSource{*c_.train_set, *c_.train_preprocessing, s_.run.seed, compute.rank, compute.world_size,
-                   c_.sites.train_set, c_.sites.train_preprocessing},
-      [shards = c_.shards, batch = s_.run.batch_size, seed = s_.run.seed, per_epoch, shuffle_buffer,
+void TrainingRun::start_input() {
+  const ComputeSetup& compute = run_.compute;
+  const std::int64_t per_epoch = c().updates_per_epoch * c().micro_batches_per_update;
+  const std::int64_t shuffle_buffer = stream_shuffle_buffer(s(), *c().train_set);
+  input_.train_pipeline = std::make_unique<BatchPipeline>(
+      SampleSource{*c().train_set, *c().train_preprocessing, s().run.seed, compute.rank, compute.world_size,
+                   c().sites.train_set, c().sites.train_preprocessing},
+      [shards = c().shards, batch = s().run.batch_size, seed = s().run.seed, per_epoch, shuffle_buffer,
        rank = compute.rank](std::int64_t epoch) {
         auto batches = shards->batches(rank, batch, seed, epoch, shuffle_buffer);
         batches.resize(static_cast<std::size_t>(per_epoch));
         return batches;
       },
-      per_epoch, c_.epochs, compute.pipeline, at_.update * c_.micro_batches_per_update + at_.resume_micro);
-  train_feeder_ = std::make_unique<DeviceBatchFeeder>(*train_pipeline_, device_);
-  if (c_.test_set)
-    evaluator_ = std::make_unique<Evaluator>(
-        SampleSource{*c_.test_set, *c_.eval_preprocessing, s_.run.seed, compute.rank, compute.world_size,
-                     c_.sites.test_set, c_.sites.eval_preprocessing},
-        s_.eval.batch_size, device_, c_.epochs + 1, compute.pipeline);
+      per_epoch, c().epochs, compute.pipeline, at_.update * c().micro_batches_per_update + at_.resume_micro);
+  input_.train_feeder = std::make_unique<DeviceBatchFeeder>(*input_.train_pipeline, run_.compute.device);
+  if (c().test_set)
+    input_.evaluator = std::make_unique<Evaluator>(
+        SampleSource{*c().test_set, *c().eval_preprocessing, s().run.seed, compute.rank, compute.world_size,
+                     c().sites.test_set, c().sites.eval_preprocessing},
+        s().eval.batch_size, run_.compute.device, c().epochs + 1, compute.pipeline);
 }
 
 bool TrainingRun::eval_due(std::int64_t epoch) const {
-  return evaluator_ && s_.eval.every_epochs > 0 && epoch % s_.eval.every_epochs == 0;
+  return input_.evaluator && s().eval.every_epochs > 0 && epoch % s().eval.every_epochs == 0;
 }
 
 void TrainingRun::run_eval(std::int64_t epoch) {
-  share_rank0_buffers();
+  strategy_->share_buffers(*c().model);
   const auto start = Clock::now();
-  // Each rank scores its share of the test split; the sums make the whole.
-  SumAcrossRanks sum_across_ranks;
-  if (collective_)
-    sum_across_ranks = [this](at::Tensor& sums) {
-      // Evaluation runs in inference mode, whose tensors the engine's
-      // threads may not write in place: reduce a normal copy.
-      c10::InferenceMode normal_tensors(false);
-      auto reduced = sums.clone();
-      collective_->all_reduce_sum(reduced);
-      sums = reduced;
-    };
-  const EvalResult r =
-      evaluate_model(*evaluator_, *c_.model, device_, s_.precision.mode, channels_last_, sum_across_ranks);
-  c_.model->train();
-  RunStore::MetricValues metrics;
+  const EvalResult r = evaluate_model(*input_.evaluator, *c().model, run_.compute.device, s().precision.mode,
+                                      run_.compute.channels_last,
+                                      strategy_->sum_across_ranks());
+  c().model->train();
+  MetricValues metrics;
   for (const auto& [name, value] : eval_metrics(r)) {
     metrics.emplace_back(name, value);
     metrics_.latest()[name] = value;
   }
   at_.evaluated_at_step = at_.update;
   const double seconds = seconds_since(start);
-  eval_seconds_ += seconds;
-  metrics.emplace_back("time/eval_s", eval_seconds_);
-  store_.record_metrics(run_id_, at_.update, epoch, metrics);
+  metrics.emplace_back("time/eval_s", metrics_.add_eval_seconds(seconds));
+  run_.recorder.metrics(at_.update, epoch, metrics);
   std::ostringstream line;
   line << "eval after epoch " << epoch << " (step " << at_.update << "): " << format_eval(r) << "  (" << r.examples
        << " images, " << std::fixed << std::setprecision(1) << seconds << " s)";
-  store_.record_event(run_id_, "eval", line.str());
-  progress_.message(line.str());
-  last_step_end_ = Clock::now();  // evaluation time is the event's, not the next step's
-}
-
-// Batch-norm statistics as DDP keeps them: every rank uses rank 0's, sent
-// before each update and before evaluating, so all ranks' models are equal.
-void TrainingRun::share_rank0_buffers() {
-  if (!collective_) return;
-  const auto buffers = c_.model->buffers();
-  if (!buffers.empty()) collective_->broadcast_in_place(buffers);
+  run_.recorder.event("eval", line.str());
+  console_.progress().message(line.str());
+  metrics_.clock().set_aside();  // evaluation time is the event's, not the next step's
 }
 
 at::Tensor TrainingRun::batch_loss(const at::Tensor& images, const at::Tensor& labels) {
-  return cross_entropy(precision_.forward(*c_.model, images).logits, labels, s_.label_smoothing);
+  return cross_entropy(precision_.forward(*c().model, images).logits, labels, s().label_smoothing);
 }
 
 // What a log point records beside the window's own metrics.
-void TrainingRun::add_owned_metrics(RunStore::MetricValues& metrics) {
+void TrainingRun::add_owned_metrics(MetricValues& metrics) {
   metrics.emplace_back("train/reg_loss", regularization_loss());
   for (const auto& [name, value] : update_step_.metrics())
     if (value.defined()) metrics.emplace_back(name, value.item<double>());
@@ -163,7 +109,7 @@ void TrainingRun::add_owned_metrics(RunStore::MetricValues& metrics) {
 double TrainingRun::regularization_loss() const {
   at::NoGradGuard no_grad;
   double total = 0;
-  for (const auto& group : c_.groups) {
+  for (const auto& group : c().groups) {
     if (group.weight_decay == 0) continue;
     std::vector<at::Tensor> tensors;
     for (const auto& p : group.parameters) tensors.push_back(p.tensor.detach());

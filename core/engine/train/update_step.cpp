@@ -1,13 +1,13 @@
 #include "train/update_step.h"
-#include "run_store.h"
+
+#include <ATen/ATen.h>
 
 #include <cmath>
 
 namespace orchestrate {
 
-UpdateStep::UpdateStep(TrainingComponents& components, NonFinitePolicy on_nonfinite, RunStore& store,
-                       std::int64_t run_id)
-    : c_(components), on_nonfinite_(on_nonfinite), store_(store), run_id_(run_id) {
+UpdateStep::UpdateStep(TrainingComponents& components, NonFinitePolicy on_nonfinite, const RunRecorder& recorder)
+    : c_(components), on_nonfinite_(on_nonfinite), recorder_(recorder) {
   for (const auto& group : c_.groups)
     for (const auto& parameter : group.parameters) parameters_.push_back(parameter.tensor);
 }
@@ -49,12 +49,18 @@ void UpdateStep::apply(const at::Tensor& loss, double lr, std::int64_t update, s
     }
   } else {
     ++skipped_;
-    store_.record_event(run_id_, "skipped_update",
+    recorder_.event("skipped_update",
                         "update " + std::to_string(update + 1) + " (epoch " + std::to_string(epoch + 1) +
                             ") skipped: " + skip_reason);
   }
   precision.end_update();
   c_.optimizer->zero_grad();
+}
+
+StateDict UpdateStep::state_dict() const { return {{"skipped_updates", at::scalar_tensor(skipped_, at::kLong)}}; }
+
+void UpdateStep::load_state_dict(const StateDict& state) {
+  if (const auto it = state.find("skipped_updates"); it != state.end()) skipped_ = it->second.item<std::int64_t>();
 }
 
 }  // namespace orchestrate

@@ -13,18 +13,20 @@
 #include <vector>
 
 #include "components.h"
+#include "orchestrate/stateful.h"
 #include "run_records.h"
 #include "settings.h"
 #include "train/dim_reduce_stage.h"
 #include "train/precision_policy.h"
+#include "run_recorder.h"
 
 namespace orchestrate {
 
-class RunStore;
 
-class UpdateStep {
+// Its state: the count of skipped updates.
+class UpdateStep : public Stateful {
  public:
-  UpdateStep(TrainingComponents& components, NonFinitePolicy on_nonfinite, RunStore& store, std::int64_t run_id);
+  UpdateStep(TrainingComponents& components, NonFinitePolicy on_nonfinite, const RunRecorder& recorder);
 
   // Whether on_nonfinite = "skip" will drop this update (one read of the loss).
   bool skips_for_loss(const at::Tensor& loss) const;
@@ -36,14 +38,16 @@ class UpdateStep {
   const std::vector<at::Tensor>& parameters() const { return parameters_; }  // in optimizer order
   // Scalars the wrappers, the compressor and stage 2 log, on the device.
   std::map<std::string, at::Tensor>& metrics() { return metrics_; }
-  std::int64_t& skipped() { return skipped_; }  // updates skipped so far; the checkpoint's
+  std::int64_t skipped() const { return skipped_; }  // updates skipped so far
+
+  StateDict state_dict() const override;
+  void load_state_dict(const StateDict& state) override;
 
  private:
   const PluginCallSite& wrapper_site(std::size_t i) const;
   TrainingComponents& c_;
   const NonFinitePolicy on_nonfinite_;
-  RunStore& store_;
-  const std::int64_t run_id_;
+  const RunRecorder recorder_;
   std::vector<at::Tensor> parameters_;
   std::map<std::string, at::Tensor> metrics_;
   std::int64_t skipped_ = 0;

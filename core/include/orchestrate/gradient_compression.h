@@ -19,8 +19,9 @@
 //     undefined `indices` mean `values` is the whole flattened gradient;
 //   - for a given update every rank returns the same number of values per
 //     entry (the exchange is an all-gather of fixed-size messages);
-//   - save() and load() round-trip the state a resumed run needs: a rank's
-//     residuals. State tensors must be "linear": when a job resumes on a
+//   - state_dict() and load_state_dict() (orchestrate/stateful.h) round-trip
+//     the state a resumed run needs: a rank's residuals, by name. State
+//     tensors must be "linear": when a job resumes on a
 //     different number of ranks, the host gives every rank the mean of the
 //     saved ranks' state tensors of the same name.
 #pragma once
@@ -34,6 +35,7 @@
 
 #include "orchestrate/api.h"
 #include "orchestrate/optimizer.h"
+#include "orchestrate/stateful.h"
 
 namespace orchestrate {
 
@@ -62,15 +64,12 @@ struct CompressedGradient {
   at::Tensor values;
 };
 
-class ORCHESTRATE_API GradientCompressor {
+class ORCHESTRATE_API GradientCompressor : public Stateful {
  public:
-  virtual ~GradientCompressor();
+  ~GradientCompressor() override;
   // Reads each parameter's local gradient (the mean over this rank's
   // micro-batches; zeros where a parameter got none) and chooses what to send.
   virtual std::vector<CompressedGradient> compress(const CompressionStep& step) = 0;
-  // The rank's state by name, for checkpoints (see the contract above).
-  virtual std::map<std::string, at::Tensor> state() const;
-  virtual void load_state(const std::map<std::string, at::Tensor>& state);
 };
 
 }  // namespace orchestrate

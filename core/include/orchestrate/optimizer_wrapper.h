@@ -7,7 +7,6 @@
 #pragma once
 
 #include <torch/optim/optimizer.h>
-#include <torch/serialize/archive.h>
 
 #include <cstdint>
 #include <map>
@@ -16,6 +15,7 @@
 
 #include "orchestrate/api.h"
 #include "orchestrate/optimizer.h"
+#include "orchestrate/stateful.h"
 
 namespace orchestrate {
 
@@ -36,17 +36,16 @@ struct UpdateView {
   std::int64_t update = 0;  // 0-based index of this update
 };
 
-class ORCHESTRATE_API OptimizerWrapper {
+// State that must survive a checkpoint (a wrapper's own buffers) is
+// Stateful's state_dict and load_state_dict; none by default.
+class ORCHESTRATE_API OptimizerWrapper : public Stateful {
  public:
-  virtual ~OptimizerWrapper();
+  ~OptimizerWrapper() override;
   // The gradients are this update's final ones (accumulated, unscaled,
   // synchronised across ranks). May rewrite them.
   virtual void before_step(UpdateView& view);
   // After the base optimizer has stepped.
   virtual void after_step(UpdateView& view);
-  // State that must survive a checkpoint (none by default).
-  virtual void save(torch::serialize::OutputArchive& archive) const;
-  virtual void load(torch::serialize::InputArchive& archive);
 };
 
 }  // namespace orchestrate

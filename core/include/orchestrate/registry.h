@@ -134,8 +134,24 @@ struct ComponentInfo {
 // The closest of `candidates` to `name` by edit distance, or "" if none is close.
 ORCHESTRATE_API std::string closest_match(std::string_view name, const std::vector<std::string>& candidates);
 
+// A plugin file the host refused to load, and why. A component that cannot
+// be found may have been in one of them, so the "unknown component" error
+// names them.
+struct RefusedPlugin {
+  std::string path;
+  std::string message;  // one line: the path, what is wrong, how to fix it
+};
+
+// What loading the plugins leaves for every kind's registry: the plugin
+// registering now (its components are its), and the files refused.
+struct PluginLoading {
+  std::string current_plugin;
+  std::vector<RefusedPlugin> refused;
+};
+
 [[noreturn]] ORCHESTRATE_API void throw_unknown_component(ComponentKind kind, const std::string& name,
-                                                          const std::vector<std::string>& known);
+                                                          const std::vector<std::string>& known,
+                                                          const std::vector<RefusedPlugin>& refused);
 [[noreturn]] ORCHESTRATE_API void throw_duplicate_component(const ComponentInfo& existing, const std::string& plugin);
 
 // Kinds without registration-time declarations beyond the schema.
@@ -152,12 +168,13 @@ class ComponentRegistry {
     Meta meta;
   };
 
-  explicit ComponentRegistry(ComponentKind kind, const std::string* current_plugin)
-      : kind_(kind), current_plugin_(current_plugin) {}
+  // `loading`: the Registry's, which outlives this; null for a registry of
+  // its own (a test's).
+  explicit ComponentRegistry(ComponentKind kind, const PluginLoading* loading) : kind_(kind), loading_(loading) {}
 
   // Adds a component; a name already taken (by any plugin) is an error.
   void add(std::string name, std::string summary, ParamSchema schema, Factory create, Meta meta = {}) {
-    const std::string plugin = current_plugin_ ? *current_plugin_ : std::string();
+    const std::string plugin = loading_ ? loading_->current_plugin : std::string();
     if (auto it = entries_.find(name); it != entries_.end()) throw_duplicate_component(it->second.info, plugin);
     ComponentInfo info{kind_, name, std::move(summary), std::move(schema), plugin};
     entries_.emplace(std::move(name), Entry{std::move(info), std::move(create), std::move(meta)});
@@ -165,7 +182,7 @@ class ComponentRegistry {
 
   const Entry& get(const std::string& name) const {
     if (auto it = entries_.find(name); it != entries_.end()) return it->second;
-    throw_unknown_component(kind_, name, names());
+    throw_unknown_component(kind_, name, names(), loading_ ? loading_->refused : std::vector<RefusedPlugin>{});
   }
 
   bool contains(const std::string& name) const { return entries_.count(name) != 0; }
@@ -184,7 +201,7 @@ class ComponentRegistry {
 
  private:
   ComponentKind kind_;
-  const std::string* current_plugin_;
+  const PluginLoading* loading_;
   std::map<std::string, Entry, std::less<>> entries_;
 };
 
@@ -243,12 +260,17 @@ class ORCHESTRATE_API Registry {
   // and every other command goes on.
   void add_clash(ComponentKind kind, const std::string& name, std::string message);
 
+  // The plugin files the host refused to load (set once it has scanned):
+  // the "unknown component" errors name them.
+  void set_refused(std::vector<RefusedPlugin> refused) { loading_.refused = std::move(refused); }
+  const std::vector<RefusedPlugin>& refused() const { return loading_.refused; }
+
  private:
   // Declared first so it is destroyed last: factories and objects made by
   // plugin code must go before the code itself is unloaded.
   std::vector<std::shared_ptr<void>> libraries_;
   std::vector<LoadedPlugin> plugins_;
-  std::string current_plugin_;
+  PluginLoading loading_;
   ComponentRegistry<DatasetFactory> datasets_;
   ComponentRegistry<ModelFactory, ModelMeta> models_;
   ComponentRegistry<OptimizerFactory> optimizers_;

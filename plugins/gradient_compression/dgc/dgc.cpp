@@ -101,8 +101,8 @@ class DeepGradientCompression final : public orchestrate::GradientCompressor {
     return out;
   }
 
-  std::map<std::string, at::Tensor> state() const override {
-    std::map<std::string, at::Tensor> out;
+  orchestrate::StateDict state_dict() const override {
+    orchestrate::StateDict out;
     for (const auto& slot : slots_) {
       if (slot.momentum.defined()) out["momentum/" + slot.name] = slot.momentum;
       if (slot.residual.defined()) out["residual/" + slot.name] = slot.residual;
@@ -110,9 +110,9 @@ class DeepGradientCompression final : public orchestrate::GradientCompressor {
     return out;
   }
 
-  void load_state(const std::map<std::string, at::Tensor>& state) override {
+  void load_state_dict(const orchestrate::StateDict& state) override {
     at::NoGradGuard no_grad;
-    for (auto& [name, tensor] : this->state()) {
+    for (auto& [name, tensor] : this->state_dict()) {
       const auto it = state.find(name);
       if (it == state.end())
         throw orchestrate::Error("dgc: the checkpoint has no '" + name +

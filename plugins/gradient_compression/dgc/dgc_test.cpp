@@ -114,7 +114,7 @@ TEST(Dgc, MomentumCorrectionAndFactorMaskingFollowTheWrittenRule) {
   set_grad(w, {0.0, 0.0, 0.0, 0.0});
   sent = compress(*dgc);  // u = (0, 0, .15, 0) (masked at 1); v = (0, 0, .45, 0): sends .45 at 2
   EXPECT_TRUE(at::allclose(densify(sent[0], 4), doubles({0, 0, 0.45, 0}), 1e-6, 1e-6));
-  const auto state = dgc->state();
+  const auto state = dgc->state_dict();
   EXPECT_TRUE(at::allclose(state.at("momentum/w0").to(at::kDouble), at::zeros({4}, at::kDouble)));
   EXPECT_TRUE(at::allclose(state.at("residual/w0").to(at::kDouble), at::zeros({4}, at::kDouble)));
 }
@@ -193,13 +193,13 @@ TEST(Dgc, StateRoundTripsSoAResumedRunSendsTheSame) {
   }
   auto resumed = make_dgc(params, one_group({w}));
   std::map<std::string, at::Tensor> saved;
-  for (const auto& [name, tensor] : first->state()) saved[name] = tensor.clone();
-  resumed->load_state(saved);
+  for (const auto& [name, tensor] : first->state_dict()) saved[name] = tensor.clone();
+  resumed->load_state_dict(saved);
   const_cast<at::Tensor&>(w).mutable_grad() = at::randn({8, 8});
   const auto a = compress(*first, 3), b = compress(*resumed, 3);
   EXPECT_TRUE(at::equal(densify(a[0], 64), densify(b[0], 64)));
   saved.erase("residual/w0");
-  EXPECT_THROW(resumed->load_state(saved), orchestrate::Error);
+  EXPECT_THROW(resumed->load_state_dict(saved), orchestrate::Error);
 }
 
 TEST(Dgc, LogsTheSparsityAndTheShareSent) {

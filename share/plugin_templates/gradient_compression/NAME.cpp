@@ -1,7 +1,7 @@
 // gradient_compression "{{name}}": sends every gradient whole, so the host's
 // exchange averages them as a dense all-reduce would. Replace compress()
 // with your choice of what to send (a top-k, a quantisation), and keep what
-// you do not send in state() so a resumed run continues exactly.
+// you do not send in state_dict() so a resumed run continues exactly.
 //
 // The interface and its contract: orchestrate/gradient_compression.h (one
 // message per parameter in context order; float32 one-dimensional values on
@@ -47,7 +47,7 @@ class {{Name}} final : public orchestrate::GradientCompressor {
       step.metrics["train/{{name}}_sent_norm"] = at::linalg_vector_norm(at::stack(norms));
     return messages;
   }
-  // Sends everything, so keeps no residuals: state() stays the default (none).
+  // Sends everything, so keeps no residuals: state_dict() stays the default (none).
 
  private:
   std::int64_t log_every_;

@@ -42,7 +42,8 @@ class {{Name}} final : public orchestrate::OptimizerWrapper {
     // only, so the update never waits for the device here.
     if (!norms.empty()) view.metrics["train/{{name}}_grad_norm"] = at::linalg_vector_norm(at::stack(norms));
   }
-  // No state to checkpoint; a wrapper with state overrides save() and load().
+  // No state to checkpoint; a wrapper with state overrides state_dict() and
+  // load_state_dict() (orchestrate/stateful.h).
 
  private:
   double scale_;
