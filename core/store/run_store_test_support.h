@@ -1,5 +1,6 @@
-// Helpers shared by the run store's tests: a sample run, a step, and a way
-// to catch an Error's message.
+// Helpers shared by the run store's tests, and by the tests of the parts that
+// record into a run: a sample run, a step, a scratch store with a run begun,
+// and a way to catch an Error's message.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "orchestrate/error.h"
+#include "orchestrate/testing/scratch_dir.h"
+#include "run_recorder.h"
 #include "run_store.h"
 
 namespace orchestrate::testing {
@@ -43,6 +46,14 @@ inline StepTiming step_number(std::int64_t step) {
   timing.learning_rate = 0.1;
   return timing;
 }
+
+// A fresh store in a scratch directory with one run begun, and its recorder.
+struct ScratchRun {
+  ScratchDir dir;
+  RunStore store{dir.file("runs.db")};
+  std::int64_t id = store.begin_run(RunRecord{});
+  RunRecorder recorder{store, id};
+};
 
 // Runs `work`, expecting an orchestrate::Error, and returns its message.
 template <class Work>

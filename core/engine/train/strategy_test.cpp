@@ -11,25 +11,19 @@
 
 #include "collective.h"
 #include "free_tcp_port.h"
-#include "orchestrate/testing/scratch_dir.h"
-#include "run_store.h"
+#include "run_store_test_support.h"
 
 namespace orchestrate {
 namespace {
 
-using testing::ScratchDir;
-
 struct Fixture {
-  ScratchDir dir;
-  RunStore store{dir.file("runs.db")};
-  std::int64_t run_id = store.begin_run(RunRecord{});
-  RunRecorder recorder{store, run_id};
+  testing::ScratchRun run;
   CheckpointSettings every_instant = [] {
     CheckpointSettings s;
     s.save_interval_secs = 1e-9;  // the clock always asks
     return s;
   }();
-  Checkpointer checkpointer{every_instant, dir.file("ck"), recorder};
+  Checkpointer checkpointer{every_instant, run.dir.file("ck"), run.recorder};
   at::Tensor weight = at::ones({2}).requires_grad_();
   bool stop_here = false;
 
