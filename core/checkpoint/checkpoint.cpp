@@ -1,4 +1,4 @@
-#include "checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "durable_file.h"
+#include "checkpoint/durable_file.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {

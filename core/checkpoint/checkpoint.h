@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint_meta.h"
-#include "safetensors.h"
+#include "checkpoint/checkpoint_meta.h"
+#include "checkpoint/safetensors.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "checkpoint_meta.h"
+#include "checkpoint/checkpoint_meta.h"
 
 #include <nlohmann/json.hpp>
 
@@ -9,7 +9,7 @@
 #include <limits>
 #include <regex>
 
-#include "nesting_check.h"
+#include "limits/nesting_check.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {

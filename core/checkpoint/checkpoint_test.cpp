@@ -1,7 +1,7 @@
 // The checkpoint directory format: what is written, that a damaged or newer
 // checkpoint is refused with a clear message, and that a crashed save never
 // shows up as a checkpoint.
-#include "checkpoint.h"
+#include "checkpoint/checkpoint.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "durable_file.h"
+#include "checkpoint/durable_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

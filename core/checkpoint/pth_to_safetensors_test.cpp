@@ -4,10 +4,10 @@
 
 #include <filesystem>
 
-#include "orchestrate/testing/scratch_dir.h"
-#include "safetensors.h"
-#include "safetensors_testing.h"
 #include "build_paths.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/safetensors_testing.h"
+#include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {
 namespace {

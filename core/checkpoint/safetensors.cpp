@@ -4,7 +4,7 @@
 // in safetensors_header.cpp, after the format described at
 // https://github.com/huggingface/safetensors (README, "Format"); the JSON
 // itself is nlohmann-json's.
-#include "safetensors.h"
+#include "checkpoint/safetensors.h"
 
 #include <ATen/ops/empty.h>
 #include <fcntl.h>
@@ -19,8 +19,8 @@
 #include <numeric>
 #include <set>
 
+#include "checkpoint/safetensors_header.h"
 #include "orchestrate/error.h"
-#include "safetensors_header.h"
 
 namespace orchestrate {
 

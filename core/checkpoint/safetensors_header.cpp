@@ -4,7 +4,7 @@
 // whose span is exactly shape x element size; the spans tile the data with no
 // hole, overlap or trailing byte. Unknown keys inside a tensor's entry are
 // ignored, as the reference does, so files from newer writers still load.
-#include "safetensors_header.h"
+#include "checkpoint/safetensors_header.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +15,7 @@
 #include <tuple>
 #include <utility>
 
-#include "nesting_check.h"
+#include "limits/nesting_check.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {

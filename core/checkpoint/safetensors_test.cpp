@@ -1,4 +1,4 @@
-#include "safetensors.h"
+#include "checkpoint/safetensors.h"
 
 #include <gtest/gtest.h>
 #include <torch/torch.h>
@@ -10,9 +10,9 @@
 #include <initializer_list>
 #include <optional>
 
+#include "checkpoint/safetensors_testing.h"
 #include "orchestrate/error.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "safetensors_testing.h"
 
 namespace orchestrate {
 namespace {

@@ -12,9 +12,9 @@
 #include <stdexcept>
 #include <string>
 
+#include "checkpoint/safetensors.h"
+#include "checkpoint/safetensors_header.h"
 #include "orchestrate/testing/python_reference.h"
-#include "safetensors.h"
-#include "safetensors_header.h"
 
 namespace orchestrate::testing {
 

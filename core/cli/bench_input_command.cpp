@@ -3,20 +3,20 @@
 // preprocess, batch, the copy to the device and finish_batch there; no
 // model), with its [run] num_workers threads: the first batch's latency
 // (what a run or a resumed run waits before its first step) and images/s
-// over the N batches after it (core/engine/input_benchmark.h).
+// over the N batches after it (core/engine/setup/input_benchmark.h).
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
 
-#include "command.h"
-#include "input_benchmark.h"
-#include "options.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/plugin_options.h"
+#include "cli/shipped_recipes.h"
+#include "engine/recipe/recipe.h"
+#include "engine/setup/input_benchmark.h"
 #include "orchestrate/error.h"
-#include "plugin_options.h"
-#include "recipe.h"
-#include "shipped_recipes.h"
 
 namespace orchestrate::cli {
 

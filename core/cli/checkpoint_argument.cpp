@@ -1,11 +1,11 @@
-#include "checkpoint_argument.h"
-#include "run_store.h"
+#include "cli/checkpoint_argument.h"
+#include "store/run_store.h"
 
 #include <filesystem>
 
-#include "checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/resume.h"
 #include "orchestrate/error.h"
-#include "resume.h"
 
 namespace orchestrate::cli {
 

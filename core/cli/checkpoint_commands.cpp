@@ -1,20 +1,20 @@
 // `orchestrate checkpoints` and `orchestrate weights`: what a run saved, and
 // its weights as a safetensors file for other tools.
 #include <c10/core/ScalarType.h>
-#include "run_store.h"
+#include "store/run_store.h"
 
 #include <filesystem>
 #include <iostream>
 
-#include "checkpoint.h"
-#include "checkpoint_argument.h"
-#include "command.h"
-#include "durable_file.h"
-#include "options.h"
+#include "analysis/table_format.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/durable_file.h"
+#include "checkpoint/safetensors.h"
+#include "cli/checkpoint_argument.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "engine/setup/weight_transfer.h"
 #include "orchestrate/error.h"
-#include "safetensors.h"
-#include "table_format.h"
-#include "weight_transfer.h"
 
 namespace orchestrate::cli {
 

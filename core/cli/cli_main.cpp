@@ -1,4 +1,4 @@
-#include "cli_main.h"
+#include "cli/cli_main.h"
 
 #include <iostream>
 

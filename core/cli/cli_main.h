@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "command.h"
+#include "cli/command.h"
 
 namespace orchestrate::cli {
 

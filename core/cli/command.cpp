@@ -1,4 +1,4 @@
-#include "command.h"
+#include "cli/command.h"
 
 #include <torch/version.h>  // header only: the front end prints it without linking LibTorch
 
@@ -6,7 +6,7 @@
 #include <cctype>
 #include <ostream>
 
-#include "export_tensorboard_command.h"
+#include "cli/export_tensorboard_command.h"
 #include "orchestrate/api.h"
 #include "orchestrate/closest_match.h"
 #include "orchestrate/error.h"

@@ -1,11 +1,11 @@
 // `orchestrate compare A B [C...]`: runs side by side, read-only.
 #include <iostream>
 
-#include "command.h"
-#include "options.h"
+#include "analysis/run_comparison.h"
+#include "cli/command.h"
+#include "cli/options.h"
 #include "orchestrate/error.h"
-#include "run_comparison.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

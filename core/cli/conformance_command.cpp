@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "command.h"
+#include "cli/command.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate::cli {

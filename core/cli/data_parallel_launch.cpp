@@ -1,10 +1,10 @@
-#include "data_parallel_launch.h"
+#include "cli/data_parallel_launch.h"
 
 #include <iostream>
 
-#include "launch_environment.h"
+#include "distributed/launch_environment.h"
+#include "distributed/worker_supervisor.h"
 #include "orchestrate/error.h"
-#include "worker_supervisor.h"
 
 namespace orchestrate::cli {
 

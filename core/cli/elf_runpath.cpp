@@ -1,7 +1,7 @@
 // Written with glibc's <elf.h> rather than a library: it is two table
 // look-ups (the dynamic section, then its string table), and libelf would be
 // one more shared library for the front end to load on every query.
-#include "elf_runpath.h"
+#include "cli/elf_runpath.h"
 
 #include <elf.h>
 

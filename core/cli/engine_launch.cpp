@@ -1,4 +1,4 @@
-#include "engine_launch.h"
+#include "cli/engine_launch.h"
 
 #include <unistd.h>
 
@@ -7,8 +7,8 @@
 #include <cstring>
 #include <iostream>
 
+#include "cli/torch_library_lookup.h"
 #include "orchestrate/error.h"
-#include "torch_library_lookup.h"
 
 namespace orchestrate::cli {
 

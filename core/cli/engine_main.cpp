@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "cli_main.h"
-#include "command.h"
-#include "crash_handler.h"
-#include "heap_reuse.h"
+#include "cli/cli_main.h"
+#include "cli/command.h"
+#include "cli/heap_reuse.h"
+#include "crash_report/crash_handler.h"
+#include "crash_report/plugin_call.h"
 #include "orchestrate/error.h"
-#include "plugin_call.h"
 
 int main(int argc, char** argv) {
   using namespace orchestrate::cli;

@@ -8,14 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkpoint_evaluation.h"
-#include "command.h"
-#include "eval_target.h"
-#include "options.h"
-#include "plugin_options.h"
-#include "recipe.h"
-#include "shipped_recipes.h"
-#include "run_store.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/plugin_options.h"
+#include "cli/shipped_recipes.h"
+#include "engine/evaluation/checkpoint_evaluation.h"
+#include "engine/evaluation/eval_target.h"
+#include "engine/recipe/recipe.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

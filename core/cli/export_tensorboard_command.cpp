@@ -1,18 +1,18 @@
 // `orchestrate export tensorboard|mlflow [RUN...|--last N|--name GLOB] DIR`:
 // recorded runs as TensorBoard event files (one sub-directory per run) or in
 // MLflow's file-store layout, read-only on the store, in the front end.
-#include "export_tensorboard_command.h"
+#include "cli/export_tensorboard_command.h"
 
 #include <functional>
 #include <iostream>
 
-#include "metric_history.h"
-#include "mlflow_export.h"
-#include "options.h"
+#include "cli/options.h"
+#include "cli/run_selection.h"
+#include "export/mlflow/mlflow_export.h"
+#include "export/tensorboard/tensorboard_export.h"
 #include "orchestrate/error.h"
-#include "run_selection.h"
-#include "run_store.h"
-#include "tensorboard_export.h"
+#include "store/metric_history.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 namespace {

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "cli_main.h"
-#include "command.h"
-#include "engine_launch.h"
+#include "cli/cli_main.h"
+#include "cli/command.h"
+#include "cli/engine_launch.h"
 
 int main(int argc, char** argv) {
   using namespace orchestrate::cli;

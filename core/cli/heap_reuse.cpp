@@ -1,4 +1,4 @@
-#include "heap_reuse.h"
+#include "cli/heap_reuse.h"
 
 #if defined(__GLIBC__)
 #include <malloc.h>

@@ -43,7 +43,7 @@ file(REMOVE ${plugin_templates_header}.new)
 add_library(orchestrate_plugin_skeleton STATIC plugin_skeleton.cpp)
 target_include_directories(orchestrate_plugin_skeleton PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated)
 # The SDK only for orchestrate/error.h and closest_match(); no LibTorch header is included.
-target_link_libraries(orchestrate_plugin_skeleton PUBLIC orchestrate::sdk)
+target_link_libraries(orchestrate_plugin_skeleton PUBLIC orchestrate_core_root orchestrate::sdk)
 target_compile_options(orchestrate_plugin_skeleton PRIVATE -Wall -Wextra)
 
 target_sources(orchestrate_engine_cli PRIVATE new_plugin_command.cpp)

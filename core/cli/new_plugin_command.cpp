@@ -6,11 +6,11 @@
 #include <system_error>
 #include <vector>
 
-#include "command.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/plugin_skeleton.h"
 #include "orchestrate/error.h"
 #include "orchestrate/shell_word.h"
-#include "options.h"
-#include "plugin_skeleton.h"
 
 namespace orchestrate::cli {
 

@@ -1,4 +1,4 @@
-#include "options.h"
+#include "cli/options.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,7 +7,7 @@
 #include <iostream>
 
 #include "orchestrate/error.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

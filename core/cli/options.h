@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

@@ -4,16 +4,16 @@
 #include <iostream>
 #include <sstream>
 
-#include "command.h"
-#include "gnuplot_chart.h"
-#include "metric_history.h"
-#include "options.h"
+#include "analysis/reports.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/run_selection.h"
 #include "orchestrate/error.h"
-#include "reports.h"
-#include "run_curves.h"
-#include "run_selection.h"
-#include "run_store.h"
-#include "scaling_chart.h"
+#include "plot/gnuplot_chart.h"
+#include "plot/run_curves.h"
+#include "plot/scaling_chart.h"
+#include "store/metric_history.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 namespace {

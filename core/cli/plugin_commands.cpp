@@ -7,13 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "command.h"
-#include "core_tables.h"
-#include "options.h"
-#include "plugin_options.h"
-#include "plugin_host.h"
+#include "analysis/table_format.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/plugin_options.h"
+#include "engine/recipe/core_tables.h"
+#include "engine/setup/plugin_host.h"
 #include "orchestrate/error.h"
-#include "table_format.h"
 
 namespace orchestrate::cli {
 
@@ -31,13 +31,15 @@ nlohmann::ordered_json json_of(const ParamValue& value) {
 }
 
 Table schema_table(const ParamSchema& schema) {
-  Table table{{"key", "type", "default", "required", "allowed", "description"}, {}};
+  Table table{{"key", "type", "default", "required", "allowed", "resume_safe", "description"}, {}};
   table.hidden_for_people.insert("required");  // people see "(required)" as the default
   for (const auto& spec : schema.specs()) {
     const Cell default_cell = spec.default_value ? json_cell(to_display(*spec.default_value), json_of(*spec.default_value).dump())
                                                  : json_cell("(required)", "null");
     table.rows.push_back({text_cell(spec.name), text_cell(to_string(spec.type)), default_cell,
                           bool_cell(!spec.default_value), spec_limits(spec).empty() ? Cell() : text_cell(spec_limits(spec)),
+                          // may change on --resume (ParamSpec::resume_safe): "yes" for people, a boolean in JSON
+                          json_cell(spec.resume_safe ? "yes" : "", spec.resume_safe ? "true" : "false"),
                           text_cell(spec.doc)});
   }
   return table;
@@ -161,6 +163,7 @@ int describe_command(const std::vector<std::string>& arguments) {
                   << "; its keys: orchestrate describe " << to_string(*spec->kind) << " NAME\n";
       for (const auto& list : spec->lists)
         std::cout << "[[" << name << "." << list.name << "]]: " << list.doc << "\n";
+      if (spec->every_key_resume_safe) std::cout << "every key, the component's own included, may change on --resume\n";
       std::cout << "\n";
     }
     std::cout << render(schema_table(spec->schema), format);

@@ -1,8 +1,8 @@
-#include "plugin_options.h"
+#include "cli/plugin_options.h"
 
 #include <iostream>
 
-#include "plugin_host.h"
+#include "engine/setup/plugin_host.h"
 
 namespace orchestrate::cli {
 

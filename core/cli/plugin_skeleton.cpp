@@ -1,4 +1,4 @@
-#include "plugin_skeleton.h"
+#include "cli/plugin_skeleton.h"
 
 #include <algorithm>
 #include <cctype>

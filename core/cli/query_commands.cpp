@@ -4,15 +4,15 @@
 #include <iostream>
 #include <map>
 
-#include "bottleneck_verdict.h"
-#include "command.h"
-#include "options.h"
+#include "analysis/bottleneck_verdict.h"
+#include "analysis/regressions.h"
+#include "analysis/reports.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/run_selection.h"
+#include "cli/tag_argument.h"
 #include "orchestrate/error.h"
-#include "regressions.h"
-#include "reports.h"
-#include "run_selection.h"
-#include "run_store.h"
-#include "tag_argument.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

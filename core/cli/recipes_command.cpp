@@ -2,10 +2,10 @@
 // query, so the front end answers it without loading LibTorch.
 #include <iostream>
 
-#include "command.h"
-#include "options.h"
-#include "shipped_recipes.h"
-#include "table_format.h"
+#include "analysis/table_format.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/shipped_recipes.h"
 
 namespace orchestrate::cli {
 

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "command.h"
-#include "options.h"
+#include "cli/command.h"
+#include "cli/options.h"
 #include "orchestrate/error.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

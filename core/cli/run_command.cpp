@@ -12,29 +12,29 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collective.h"
-#include "command.h"
-#include "data_parallel_launch.h"
-#include "device.h"
-#include "compute_setup.h"
-#include "launch_environment.h"
-#include "options.h"
-#include "plugin_options.h"
+#include "analysis/reports.h"
+#include "analysis/run_summary.h"
+#include "checkpoint/checkpointer.h"
+#include "checkpoint/resume.h"
+#include "cli/command.h"
+#include "cli/data_parallel_launch.h"
+#include "cli/options.h"
+#include "cli/plugin_options.h"
+#include "cli/shipped_recipes.h"
+#include "cli/tag_argument.h"
+#include "distributed/collective.h"
+#include "distributed/launch_environment.h"
+#include "engine/recipe/recipe.h"
+#include "engine/recipe/recipe_settings.h"
+#include "engine/setup/compute_setup.h"
+#include "engine/setup/device.h"
+#include "engine/setup/smoke_overrides.h"
+#include "engine/train/run_hooks.h"
+#include "engine/train/trainer.h"
+#include "export/tensorboard/live_run_events.h"
 #include "orchestrate/error.h"
 #include "orchestrate/shell_word.h"
-#include "recipe.h"
-#include "reports.h"
-#include "run_summary.h"
-#include "resume.h"
-#include "checkpointer.h"
-#include "run_hooks.h"
-#include "run_store.h"
-#include "settings.h"
-#include "shipped_recipes.h"
-#include "smoke_overrides.h"
-#include "tag_argument.h"
-#include "trainer.h"
-#include "live_run_events.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 
@@ -226,7 +226,9 @@ int run_command(const std::vector<std::string>& arguments) {
   const std::string recipe_path = recipe_file_or_shipped(values["recipe"].as<std::string>());
   std::optional<SmokeOverrides> smoke_overrides;
   if (smoke) smoke_overrides.emplace(registry, smoke_scratch_dir(recipe_path));
-  const Recipe recipe = load_recipe(recipe_path, overrides, registry, smoke_overrides ? &*smoke_overrides : nullptr);
+  RecipeReshape shrink;
+  if (smoke_overrides) shrink = [&](toml::table& root) { smoke_overrides->apply(root); };
+  const Recipe recipe = load_recipe(recipe_path, overrides, registry, shrink);
   if (smoke_overrides)
     for (const auto& note : smoke_overrides->notes()) std::cerr << "smoke: " << note << "\n";
   for (const auto& note : recipe.notes) std::cerr << "orchestrate: note: " << note << "\n";

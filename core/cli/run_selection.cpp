@@ -1,5 +1,5 @@
-#include "run_selection.h"
-#include "run_store.h"
+#include "cli/run_selection.h"
+#include "store/run_store.h"
 
 #include <algorithm>
 #include <utility>

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "options.h"
-#include "run_store.h"
+#include "cli/options.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

@@ -1,7 +1,7 @@
 // `orchestrate export serving` and `orchestrate predict`: a trained model into
 // a Triton model repository, and that exported model run on image files.
 #include <torch/csrc/jit/serialization/import.h>
-#include "run_store.h"
+#include "store/run_store.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -10,21 +10,20 @@
 #include <iostream>
 #include <sstream>
 
-#include "checkpoint.h"
-#include "checkpoint_argument.h"
-#include "command.h"
-#include "core_settings_tables.h"
-#include "model_repository.h"
-#include "options.h"
+#include "analysis/table_format.h"
+#include "checkpoint/checkpoint.h"
+#include "cli/checkpoint_argument.h"
+#include "cli/command.h"
+#include "cli/options.h"
+#include "cli/plugin_options.h"
+#include "cli/shipped_recipes.h"
+#include "engine/recipe/recipe.h"
+#include "export/model_repository.h"
+#include "export/onnx_export.h"
+#include "export/preprocessing_spec.h"
+#include "export/serving_export.h"
 #include "orchestrate/error.h"
 #include "orchestrate/image/image_decode.h"
-#include "plugin_options.h"
-#include "preprocessing_spec.h"
-#include "recipe.h"
-#include "onnx_export.h"
-#include "serving_export.h"
-#include "shipped_recipes.h"
-#include "table_format.h"
 
 namespace orchestrate::cli {
 
@@ -171,13 +170,10 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// [export]'s keys as their schema declares them, for the commands' defaults:
-// `export serving` writes what a recipe's [export] table would.
-ExportSettings export_defaults() { return export_keys().read(default_params(export_keys().schema())); }
-
 // What export serving and export onnx both take: the model and its
 // weights, the output, the plugins and the store.
-po::options_description export_model_options(const std::string& command, const char* output_what) {
+po::options_description export_model_options(const std::string& command, const char* output_what,
+                                             const ExportSettings& defaults) {
   po::options_description options(command + " options");
   options.add_options()(
       "source", po::value<std::string>(),
@@ -185,7 +181,7 @@ po::options_description export_model_options(const std::string& command, const c
       "checkpoint", po::value<std::string>(),
       "the weights: a run, a checkpoint directory, or a .safetensors file (then give the RECIPE)")(
       "output,o", po::value<std::string>(), output_what)(
-      "top-k", po::value<std::int64_t>()->default_value(export_defaults().top_k),
+      "top-k", po::value<std::int64_t>()->default_value(defaults.top_k),
       "classes the model returns per image");
   add_plugin_path_option(options);
   add_db_option(options);
@@ -195,11 +191,12 @@ po::options_description export_model_options(const std::string& command, const c
 }  // namespace
 
 int export_serving_command(const std::vector<std::string>& arguments) {
+  const ExportSettings defaults = export_defaults();
   po::options_description options =
-      export_model_options("export serving", "the model repository directory (--out works too)");
+      export_model_options("export serving", "the model repository directory (--out works too)", defaults);
   options.add_options()("name", po::value<std::string>()->default_value(""),
                         "the model's directory name (default: the run name)")(
-      "max-batch-size", po::value<std::int64_t>()->default_value(export_defaults().max_batch_size),
+      "max-batch-size", po::value<std::int64_t>()->default_value(defaults.max_batch_size),
       "config.pbtxt's max_batch_size");
   po::positional_options_description positional;
   positional.add("source", 1);
@@ -213,7 +210,7 @@ int export_serving_command(const std::vector<std::string>& arguments) {
 }
 
 int export_onnx_command(const std::vector<std::string>& arguments) {
-  po::options_description options = export_model_options("export onnx", "the .onnx file to write");
+  po::options_description options = export_model_options("export onnx", "the .onnx file to write", export_defaults());
   options.add_options()("opset", po::value<int>()->default_value(17), "the ONNX opset to export to");
   po::positional_options_description positional;
   positional.add("source", 1);

@@ -1,4 +1,4 @@
-#include "shipped_recipes.h"
+#include "cli/shipped_recipes.h"
 
 #include <algorithm>
 #include <fstream>

@@ -1,11 +1,11 @@
 // `orchestrate show RUN`: everything recorded about one run, read-only.
 #include <iostream>
 
-#include "command.h"
-#include "options.h"
+#include "analysis/run_details_report.h"
+#include "cli/command.h"
+#include "cli/options.h"
 #include "orchestrate/error.h"
-#include "run_details_report.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::cli {
 

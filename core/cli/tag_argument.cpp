@@ -1,4 +1,4 @@
-#include "tag_argument.h"
+#include "cli/tag_argument.h"
 
 #include "orchestrate/error.h"
 

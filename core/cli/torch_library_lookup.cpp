@@ -1,4 +1,4 @@
-#include "torch_library_lookup.h"
+#include "cli/torch_library_lookup.h"
 
 #include <torch/version.h>  // header only, for the advice
 
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "elf_runpath.h"
+#include "cli/elf_runpath.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate::cli {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core_tables.h"
+#include "engine/recipe/core_tables.h"
 #include "orchestrate/registry.h"
 
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 
 namespace {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 #include "orchestrate/error.h"
 
 namespace po = boost::program_options;

@@ -1,4 +1,4 @@
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 
 #include <cmath>
 #include <cstdint>
@@ -6,9 +6,9 @@
 #include <iostream>
 #include <set>
 
-#include "conformance_settings.h"
+#include "conformance/conformance_settings.h"
+#include "engine/setup/plugin_host.h"
 #include "orchestrate/error.h"
-#include "plugin_host.h"
 
 namespace orchestrate::conformance {
 namespace {

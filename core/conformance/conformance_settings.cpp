@@ -1,4 +1,4 @@
-#include "conformance_settings.h"
+#include "conformance/conformance_settings.h"
 
 #include <filesystem>
 #include <fstream>
@@ -6,11 +6,11 @@
 #include <utility>
 #include <vector>
 
-#include "checked_toml.h"
-#include "conformance_plugins.h"
-#include "nesting_check.h"
+#include "conformance/conformance_plugins.h"
+#include "engine/recipe/param_conversion.h"
+#include "limits/checked_toml.h"
+#include "limits/nesting_check.h"
 #include "orchestrate/error.h"
-#include "param_conversion.h"
 
 namespace orchestrate::conformance {
 namespace {

@@ -14,7 +14,7 @@
 
 #include "orchestrate/dataset.h"
 
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 
 namespace {
 

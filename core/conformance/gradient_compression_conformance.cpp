@@ -12,8 +12,8 @@
 
 #include "orchestrate/gradient_compression.h"
 
-#include "conformance_plugins.h"
-#include "optimizer_groups.h"
+#include "conformance/conformance_plugins.h"
+#include "conformance/optimizer_groups.h"
 
 namespace {
 

@@ -18,7 +18,7 @@
 #include "orchestrate/hook.h"
 #include "orchestrate/model.h"
 
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include "orchestrate/lr_schedule.h"
 
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 
 namespace {
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "export/serving_module.h"
 #include "orchestrate/error.h"
 #include "orchestrate/model.h"
-#include "serving_module.h"
 
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 
 namespace {
 

@@ -11,8 +11,8 @@
 
 #include "orchestrate/optimizer.h"
 
-#include "conformance_plugins.h"
-#include "optimizer_groups.h"
+#include "conformance/conformance_plugins.h"
+#include "conformance/optimizer_groups.h"
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include "orchestrate/optimizer.h"
 #include "orchestrate/optimizer_wrapper.h"
 
-#include "conformance_plugins.h"
-#include "optimizer_groups.h"
+#include "conformance/conformance_plugins.h"
+#include "conformance/optimizer_groups.h"
 
 namespace {
 

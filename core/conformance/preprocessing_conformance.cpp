@@ -13,7 +13,7 @@
 
 #include "orchestrate/preprocessing.h"
 
-#include "conformance_plugins.h"
+#include "conformance/conformance_plugins.h"
 
 namespace {
 

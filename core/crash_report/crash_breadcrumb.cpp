@@ -1,4 +1,4 @@
-#include "crash_breadcrumb.h"
+#include "crash_report/crash_breadcrumb.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,8 +6,8 @@
 #include <fstream>
 #include <iterator>
 
+#include "crash_report/signal_safe_text.h"
 #include "orchestrate/input_limits.h"
-#include "signal_safe_text.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "crash_breadcrumb.h"
+#include "crash_report/crash_breadcrumb.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "crash_handler.h"
+#include "crash_report/crash_handler.h"
 
 #include <execinfo.h>
 #include <fcntl.h>
@@ -13,10 +13,10 @@
 #include <cstring>
 #include <mutex>
 
-#include "crash_breadcrumb.h"
+#include "crash_report/crash_breadcrumb.h"
+#include "crash_report/plugin_call.h"
+#include "crash_report/signal_safe_text.h"
 #include "orchestrate/input_limits.h"
-#include "plugin_call.h"
-#include "signal_safe_text.h"
 
 namespace orchestrate {
 

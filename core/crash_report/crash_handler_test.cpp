@@ -1,12 +1,12 @@
-#include "crash_handler.h"
+#include "crash_report/crash_handler.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <cstdlib>
 
-#include "crash_breadcrumb.h"
-#include "plugin_call.h"
+#include "crash_report/crash_breadcrumb.h"
+#include "crash_report/plugin_call.h"
 #include "orchestrate/testing/scratch_dir.h"
 
 namespace orchestrate {

@@ -1,4 +1,4 @@
-#include "plugin_call.h"
+#include "crash_report/plugin_call.h"
 
 #include <atomic>
 

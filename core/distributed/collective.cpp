@@ -1,4 +1,4 @@
-#include "collective.h"
+#include "distributed/collective.h"
 
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -10,8 +10,8 @@
 #include <c10/core/GradMode.h>
 #include <c10/util/Logging.h>
 
+#include "distributed/process_group_backends.h"
 #include "orchestrate/error.h"
-#include "process_group_backends.h"
 
 namespace orchestrate {
 

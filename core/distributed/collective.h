@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "launch_environment.h"
+#include "distributed/launch_environment.h"
 
 namespace orchestrate {
 

@@ -22,8 +22,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "collective.h"
-#include "gradient_reducer.h"
+#include "distributed/collective.h"
+#include "distributed/gradient_reducer.h"
 #include "orchestrate/error.h"
 #include "orchestrate/testing/scratch_dir.h"
 

@@ -1,4 +1,4 @@
-#include "compressed_gradient_exchange.h"
+#include "distributed/compressed_gradient_exchange.h"
 
 #include <ATen/ATen.h>
 

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "collective.h"
+#include "distributed/collective.h"
 #include "orchestrate/gradient_compression.h"
 
 namespace orchestrate {

@@ -1,4 +1,4 @@
-#include "free_tcp_port.h"
+#include "distributed/free_tcp_port.h"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -8,7 +8,7 @@
 
 #include <cstdlib>
 
-#include "process_group_backends.h"
+#include "distributed/process_group_backends.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "gradient_reducer.h"
+#include "distributed/gradient_reducer.h"
 
 #include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/autograd/variable.h>

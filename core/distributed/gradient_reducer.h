@@ -12,7 +12,7 @@
 #include <memory>
 #include <vector>
 
-#include "collective.h"
+#include "distributed/collective.h"
 
 namespace orchestrate {
 

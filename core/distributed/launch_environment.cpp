@@ -1,10 +1,10 @@
-#include "launch_environment.h"
+#include "distributed/launch_environment.h"
 
 #include <charconv>
 #include <cstdlib>
 
+#include "distributed/slurm_host_list.h"
 #include "orchestrate/error.h"
-#include "slurm_host_list.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "launch_environment.h"
+#include "distributed/launch_environment.h"
 
 #include <gtest/gtest.h>
 

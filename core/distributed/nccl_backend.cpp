@@ -5,8 +5,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include "distributed/process_group_backends.h"
 #include "orchestrate/error.h"
-#include "process_group_backends.h"
 
 namespace orchestrate {
 

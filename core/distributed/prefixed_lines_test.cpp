@@ -1,4 +1,4 @@
-#include "prefixed_lines.h"
+#include "distributed/prefixed_lines.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "slurm_host_list.h"
+#include "distributed/slurm_host_list.h"
 
 #include <charconv>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "supervisor_signals.h"
+#include "distributed/supervisor_signals.h"
 
 #include <fcntl.h>
 #include <unistd.h>

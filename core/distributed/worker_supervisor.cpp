@@ -5,7 +5,7 @@
 // need an Asio loop plus a signal_set beside them for what one poll() over the
 // pipes and a self-pipe does here. Splitting output into whole lines is ours
 // either way.
-#include "worker_supervisor.h"
+#include "distributed/worker_supervisor.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -21,10 +21,10 @@
 #include <optional>
 #include <string_view>
 
-#include "free_tcp_port.h"
+#include "distributed/free_tcp_port.h"
+#include "distributed/prefixed_lines.h"
+#include "distributed/supervisor_signals.h"
 #include "orchestrate/error.h"
-#include "prefixed_lines.h"
-#include "supervisor_signals.h"
 
 extern char** environ;
 

@@ -1,7 +1,7 @@
 // The supervisor with /bin/sh workers: output, environment, failures and
 // signals. Workers that must wait for each other do so through files in a
 // scratch directory, so no test depends on a race being won.
-#include "worker_supervisor.h"
+#include "distributed/worker_supervisor.h"
 
 #include <gtest/gtest.h>
 #include <sys/syscall.h>

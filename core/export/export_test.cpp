@@ -12,12 +12,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "model_repository.h"
+#include "export/model_repository.h"
+#include "export/preprocessing_spec.h"
+#include "export/serving_module.h"
 #include "orchestrate/error.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "preprocessing_spec.h"
-#include "serving_module.h"
 
 namespace orchestrate {
 namespace {

@@ -1,4 +1,4 @@
-#include "model_repository.h"
+#include "export/model_repository.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "durable_file.h"
+#include "checkpoint/durable_file.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "preprocessing_spec.h"
+#include "export/preprocessing_spec.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "preprocessing_spec.h"
+#include "export/preprocessing_spec.h"
 
 #include <ATen/ops/tensor.h>
 #include <nlohmann/json.hpp>

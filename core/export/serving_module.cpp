@@ -1,4 +1,4 @@
-#include "serving_module.h"
+#include "export/serving_module.h"
 
 #include <ATen/ops/allclose.h>
 #include <ATen/ops/rand.h>

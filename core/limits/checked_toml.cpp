@@ -23,7 +23,7 @@ class TomlAssertion : public std::logic_error {
 
 #define TOML_ASSERT(expr) ((expr) ? static_cast<void>(0) : ::orchestrate::toml_assertion_failed(#expr))
 
-#include "checked_toml.h"
+#include "limits/checked_toml.h"
 
 #include <memory>
 

@@ -4,7 +4,7 @@
 // depth limit for those, so a small lexer measures the depth first. It only
 // needs to know where strings, comments and keys are; everything else is the
 // real parsers' business.
-#include "nesting_check.h"
+#include "limits/nesting_check.h"
 
 #include <cctype>
 #include <cstdio>

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "nesting_check.h"
+#include "limits/nesting_check.h"
 #include "orchestrate/error.h"
 #include "orchestrate/input_limits.h"
 

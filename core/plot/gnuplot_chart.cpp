@@ -1,4 +1,4 @@
-#include "gnuplot_chart.h"
+#include "plot/gnuplot_chart.h"
 
 #include <unistd.h>
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "chart.h"
+#include "plot/chart.h"
 
 namespace orchestrate::plot {
 

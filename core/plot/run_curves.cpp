@@ -1,13 +1,13 @@
-#include "run_curves.h"
+#include "plot/run_curves.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
 
+#include "analysis/reports.h"
 #include "orchestrate/error.h"
-#include "reports.h"
-#include "run_labels.h"
+#include "plot/run_labels.h"
 
 namespace orchestrate::plot {
 namespace {

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "chart.h"
-#include "metric_history.h"
-#include "run_store.h"
+#include "plot/chart.h"
+#include "store/metric_history.h"
+#include "store/run_store.h"
 
 namespace orchestrate::plot {
 

@@ -1,4 +1,4 @@
-#include "run_curves.h"
+#include "plot/run_curves.h"
 
 #include <gtest/gtest.h>
 

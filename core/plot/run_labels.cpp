@@ -1,8 +1,8 @@
-#include "run_labels.h"
+#include "plot/run_labels.h"
 
 #include <set>
 
-#include "run_comparison.h"
+#include "analysis/run_comparison.h"
 
 namespace orchestrate::plot {
 namespace {

@@ -1,4 +1,4 @@
-#include "run_labels.h"
+#include "plot/run_labels.h"
 
 #include <gtest/gtest.h>
 

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "chart.h"
-#include "reports.h"
+#include "analysis/reports.h"
+#include "plot/chart.h"
 
 namespace orchestrate::plot {
 

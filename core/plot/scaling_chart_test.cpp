@@ -1,4 +1,4 @@
-#include "scaling_chart.h"
+#include "plot/scaling_chart.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-#include "dynamic_section_check.h"
+#include "plugin_file/dynamic_section_check.h"
 
-#include "dynamic_table_rules.h"
-#include "load_segment_check.h"
+#include "plugin_file/dynamic_table_rules.h"
+#include "plugin_file/load_segment_check.h"
 
 namespace orchestrate::plugin_file {
 namespace {

@@ -1,8 +1,8 @@
-#include "dynamic_table_rules.h"
+#include "plugin_file/dynamic_table_rules.h"
 
 #include <link.h>
 
-#include "load_segment_check.h"
+#include "plugin_file/load_segment_check.h"
 
 namespace orchestrate::plugin_file {
 namespace {

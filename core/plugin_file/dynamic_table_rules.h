@@ -8,7 +8,7 @@
 #include <map>
 #include <string>
 
-#include "elf_image.h"
+#include "plugin_file/elf_image.h"
 
 namespace orchestrate::plugin_file {
 

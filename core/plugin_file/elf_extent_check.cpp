@@ -1,4 +1,4 @@
-#include "elf_extent_check.h"
+#include "plugin_file/elf_extent_check.h"
 
 namespace orchestrate::plugin_file {
 namespace {

@@ -1,4 +1,4 @@
-#include "elf_identity_check.h"
+#include "plugin_file/elf_identity_check.h"
 
 #include <link.h>
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "elf_image.h"
+#include "plugin_file/elf_image.h"
 
 namespace orchestrate::plugin_file {
 

@@ -1,4 +1,4 @@
-#include "load_segment_check.h"
+#include "plugin_file/load_segment_check.h"
 
 #include <unistd.h>
 

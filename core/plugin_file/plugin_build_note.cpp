@@ -1,4 +1,4 @@
-#include "plugin_build_note.h"
+#include "plugin_file/plugin_build_note.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "open_elf.h"
+#include "plugin_file/open_elf.h"
 
 namespace orchestrate {
 namespace {

@@ -1,4 +1,4 @@
-#include "plugin_file_check.h"
+#include "plugin_file/plugin_file_check.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,11 +8,11 @@
 #include <mutex>
 #include <vector>
 
-#include "dynamic_section_check.h"
-#include "elf_extent_check.h"
-#include "elf_identity_check.h"
-#include "load_segment_check.h"
-#include "open_elf.h"
+#include "plugin_file/dynamic_section_check.h"
+#include "plugin_file/elf_extent_check.h"
+#include "plugin_file/elf_identity_check.h"
+#include "plugin_file/load_segment_check.h"
+#include "plugin_file/open_elf.h"
 
 namespace orchestrate {
 namespace {

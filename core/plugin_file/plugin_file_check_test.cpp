@@ -1,6 +1,6 @@
 // plugin_file_check on real libraries: a sample built with the project, the
 // built plugins, and copies of them truncated, overwritten and bit-flipped.
-#include "plugin_file_check.h"
+#include "plugin_file/plugin_file_check.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -18,7 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "orchestrate/testing/scratch_dir.h"
-#include "plugin_build_note.h"
+#include "plugin_file/plugin_build_note.h"
 
 namespace orchestrate {
 namespace {

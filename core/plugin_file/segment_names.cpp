@@ -1,4 +1,4 @@
-#include "elf_image.h"
+#include "plugin_file/elf_image.h"
 
 namespace orchestrate::plugin_file {
 

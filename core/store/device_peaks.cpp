@@ -1,7 +1,7 @@
 // The device_peaks table: measured matrix-product peaks, one per host,
 // device, precision and threads (migration 7 of share/sql/run_store.sql).
-#include "run_store_impl.h"
-#include "store_sql.h"
+#include "store/run_store_impl.h"
+#include "store/store_sql.h"
 
 namespace orchestrate {
 

@@ -1,10 +1,10 @@
-#include "metric_history.h"
+#include "store/metric_history.h"
 
 #include <SQLiteCpp/Statement.h>
 
-#include "read_only_database.h"
-#include "store_error.h"
-#include "store_sql.h"
+#include "store/read_only_database.h"
+#include "store/store_error.h"
+#include "store/store_sql.h"
 
 namespace orchestrate {
 

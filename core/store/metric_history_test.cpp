@@ -1,4 +1,4 @@
-#include "metric_history.h"
+#include "store/metric_history.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_store.h"
-#include "run_store_test_support.h"
+#include "store/run_store.h"
+#include "store/run_store_test_support.h"
 
 namespace orchestrate {
 namespace {

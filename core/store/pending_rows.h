@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate {
 

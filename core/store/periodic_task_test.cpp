@@ -1,4 +1,4 @@
-#include "periodic_task.h"
+#include "store/periodic_task.h"
 
 #include <atomic>
 #include <chrono>

@@ -1,12 +1,12 @@
-#include "read_only_database.h"
+#include "store/read_only_database.h"
 
 #include <filesystem>
 
 #include <SQLiteCpp/Exception.h>
 #include <sqlite3.h>
 
-#include "run_store_impl.h"
-#include "run_store_schema.h"
+#include "store/run_store_impl.h"
+#include "store/run_store_schema.h"
 
 namespace orchestrate {
 namespace {

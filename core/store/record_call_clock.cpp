@@ -1,4 +1,4 @@
-#include "record_call_clock.h"
+#include "store/record_call_clock.h"
 
 #include <cstdlib>
 #include <sstream>

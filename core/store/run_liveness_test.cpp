@@ -1,4 +1,4 @@
-#include "run_liveness.h"
+#include "store/run_liveness.h"
 
 #include <sys/wait.h>
 #include <unistd.h>

@@ -1,8 +1,8 @@
 // Opening the store, the life of a run (begin, resume, finish) and reading
 // runs back. Buffered writes are in run_store_writes.cpp; checkpoints,
 // tensors and events in run_store_artifacts.cpp.
-#include "run_store.h"
-#include "crash_breadcrumb.h"
+#include "store/run_store.h"
+#include "crash_report/crash_breadcrumb.h"
 
 #include <unistd.h>
 
@@ -14,11 +14,11 @@
 #include <SQLiteCpp/Transaction.h>
 
 #include "orchestrate/error.h"
-#include "read_only_database.h"
-#include "run_liveness.h"
-#include "run_store_impl.h"
-#include "run_store_schema.h"
-#include "store_sql.h"
+#include "store/read_only_database.h"
+#include "store/run_liveness.h"
+#include "store/run_store_impl.h"
+#include "store/run_store_schema.h"
+#include "store/store_sql.h"
 
 namespace orchestrate {
 namespace {

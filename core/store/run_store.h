@@ -32,8 +32,8 @@
 #include <utility>
 #include <vector>
 
-#include "run_filter.h"
-#include "run_records.h"
+#include "store/run_filter.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "orchestrate/error.h"
-#include "run_store_impl.h"
-#include "store_sql.h"
+#include "store/run_store_impl.h"
+#include "store/store_sql.h"
 
 namespace orchestrate {
 namespace {

@@ -4,9 +4,9 @@
 
 #include <filesystem>
 
-#include "crash_breadcrumb.h"
-#include "run_store_impl.h"
-#include "store_sql.h"
+#include "crash_report/crash_breadcrumb.h"
+#include "store/run_store_impl.h"
+#include "store/store_sql.h"
 
 namespace orchestrate {
 

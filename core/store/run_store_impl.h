@@ -16,11 +16,11 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
-#include "pending_rows.h"
-#include "periodic_task.h"
-#include "record_call_clock.h"
-#include "run_store.h"
-#include "store_error.h"
+#include "store/pending_rows.h"
+#include "store/periodic_task.h"
+#include "store/record_call_clock.h"
+#include "store/run_store.h"
+#include "store/store_error.h"
 
 namespace orchestrate {
 

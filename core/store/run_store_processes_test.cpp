@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_store.h"
-#include "run_store_test_support.h"
+#include "store/run_store.h"
+#include "store/run_store_test_support.h"
 
 namespace orchestrate {
 using testing::sample_run;

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "orchestrate/error.h"
-#include "run_store.h"
-#include "run_store_impl.h"
-#include "store_sql.h"
+#include "store/run_store.h"
+#include "store/run_store_impl.h"
+#include "store/store_sql.h"
 
 namespace orchestrate {
 namespace {

@@ -1,4 +1,4 @@
-#include "run_store_schema.h"
+#include "store/run_store_schema.h"
 
 #include <charconv>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "run_store.h"
+#include "store/run_store.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,8 +15,8 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_store_schema.h"
-#include "run_store_test_support.h"
+#include "store/run_store_schema.h"
+#include "store/run_store_test_support.h"
 
 namespace orchestrate {
 using testing::error_message_of;

@@ -10,8 +10,8 @@
 
 #include "orchestrate/error.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_recorder.h"
-#include "run_store.h"
+#include "store/run_recorder.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 

@@ -12,9 +12,9 @@
 #include <sqlite3.h>
 
 #include "orchestrate/error.h"
-#include "run_liveness.h"
-#include "run_store_impl.h"
-#include "store_sql.h"
+#include "store/run_liveness.h"
+#include "store/run_store_impl.h"
+#include "store/store_sql.h"
 
 namespace orchestrate {
 namespace {

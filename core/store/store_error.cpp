@@ -1,4 +1,4 @@
-#include "store_error.h"
+#include "store/store_error.h"
 
 #include <filesystem>
 

@@ -1,4 +1,4 @@
-#include "store_sql.h"
+#include "store/store_sql.h"
 
 #include <chrono>
 #include <cmath>

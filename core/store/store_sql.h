@@ -1,10 +1,12 @@
-// Small SQLite helpers shared by the run store's source files (not part of
-// the store's API: nothing outside core/store includes this header).
+// Small SQLite helpers shared by the run store's source files.
+// Private to core/store: not part of the store's API.
 #pragma once
 
 #include <string>
 
 #include <SQLiteCpp/Statement.h>
+
+#include "store/utc_now.h"
 
 namespace SQLite {
 class Exception;
@@ -13,10 +15,9 @@ class Exception;
 namespace orchestrate {
 
 // ISO-8601 UTC with milliseconds ("2025-01-31T12:00:00.123Z"), as SQL text;
-// julianday() parses it back for durations. utc_now_iso() gives the same text
-// from C++, for rows that are buffered and written later than they happened.
+// julianday() parses it back for durations. utc_now_iso() (utc_now.h) gives
+// the same text from C++.
 #define ORCHESTRATE_SQL_NOW "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
-std::string utc_now_iso();
 
 // Resets a cached statement when a scope ends, also on an exception: a
 // statement left mid-way cannot be bound again, and a half-read SELECT keeps

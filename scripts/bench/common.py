@@ -91,7 +91,7 @@ def eval_curve(db, run_id):
 
 # `orchestrate report throughput` leaves the first step (kernel selection,
 # allocation, filling the pipeline) out of images/s when the run has at least
-# this many steps (core/store/reports.cpp); the plain loops do the same.
+# this many steps (core/analysis/reports.cpp); the plain loops do the same.
 REPORT_MIN_STEPS_TO_DROP_WARMUP = 11
 
 

@@ -15,9 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/api.h"
-#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "build_paths.h"
 #include "command_runner.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

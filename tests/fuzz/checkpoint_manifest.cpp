@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "checkpoint_meta.h"
+#include "checkpoint/checkpoint_meta.h"
 #include "orchestrate/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

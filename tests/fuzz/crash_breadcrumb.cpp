@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "crash_breadcrumb.h"
+#include "crash_report/crash_breadcrumb.h"
 #include "orchestrate/input_limits.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -6,8 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "plugin_build_note.h"
-#include "plugin_file_check.h"
+#include "plugin_file/plugin_build_note.h"
+#include "plugin_file/plugin_file_check.h"
 #include "scratch_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

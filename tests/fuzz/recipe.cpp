@@ -11,11 +11,11 @@
 #include <string_view>
 #include <vector>
 
-#include "checked_toml.h"
-#include "nesting_check.h"
+#include "analysis/recipe_flattening.h"
+#include "engine/recipe/recipe_overrides.h"
+#include "limits/checked_toml.h"
+#include "limits/nesting_check.h"
 #include "orchestrate/error.h"
-#include "recipe_flattening.h"
-#include "recipe_overrides.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

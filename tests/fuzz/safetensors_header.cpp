@@ -9,8 +9,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "checkpoint/safetensors_header.h"
 #include "orchestrate/error.h"
-#include "safetensors_header.h"
 
 namespace format = orchestrate::safetensors_format;
 

@@ -5,14 +5,14 @@
 
 #include <torch/nn/modules/linear.h>
 
+#include "build_paths.h"
+#include "engine/recipe/recipe.h"
+#include "engine/setup/plugin_host.h"
+#include "engine/train/trainer.h"
 #include "orchestrate/model.h"
 #include "orchestrate/model_presets.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "plugin_host.h"
-#include "recipe.h"
-#include "run_store.h"
-#include "trainer.h"
-#include "build_paths.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "command_runner.h"
-#include "run_store.h"
 #include "build_paths.h"
+#include "command_runner.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

@@ -8,9 +8,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "command_runner.h"
-#include "run_store.h"
 #include "build_paths.h"
+#include "command_runner.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

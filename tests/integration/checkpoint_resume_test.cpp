@@ -7,16 +7,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "checkpoint.h"
+#include "build_paths.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/resume.h"
+#include "checkpoint/safetensors.h"
+#include "engine/recipe/recipe.h"
+#include "engine/setup/plugin_host.h"
+#include "engine/train/trainer.h"
 #include "orchestrate/error.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "plugin_host.h"
-#include "recipe.h"
-#include "resume.h"
-#include "run_store.h"
-#include "safetensors.h"
-#include "trainer.h"
-#include "build_paths.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -181,6 +181,28 @@ TEST_F(CheckpointResume, RefusesATrajectoryChangeAndRecordsAnAllowedOne) {
     if (e.kind == "resume") message = e.message;
   EXPECT_NE(message.find("run.log_every: 4 -> 8"), std::string::npos) << message;
   EXPECT_NE(message.find("eval.every_epochs: 1 -> 2"), std::string::npos) << message;
+}
+
+// A plugin's own key may change on resume when its spec says so
+// (ParamSpec::safe_on_resume): here the mock dataset, registered again with
+// one more key that its spec calls safe; another key still refuses.
+TEST_F(CheckpointResume, APluginKeyItsSpecCallsSafeMayChangeAndTheOthersMayNot) {
+  const auto& mock = registry_.datasets().get("mock");
+  ParamSchema schema = mock.info.schema;
+  schema.add(string_param("note", "", "a label that changes nothing").safe_on_resume());
+  registry_.datasets().add("noted_mock", "mock, with a note", std::move(schema), mock.create, mock.meta);
+  std::string text = kRecipe;
+  text.replace(text.find("plugin = \"mock\""), 15, "plugin = \"noted_mock\"");
+  RunStore store(dir_.file("runs.db"));
+  const auto stopped = train_with(recipe(text), store, 7);
+  ASSERT_EQ(stopped.status, RunStatus::interrupted);
+  EXPECT_THROW(train_with(recipe(text, {"data.train_size=256"}), store, 0, stopped.checkpoint), RecipeError);
+  const auto resumed = train_with(recipe(text, {"data.note=\"second try\""}), store, 0, stopped.checkpoint);
+  EXPECT_EQ(resumed.status, RunStatus::finished);
+  std::string message;
+  for (const auto& e : store.events(resumed.run_id))
+    if (e.kind == "resume") message = e.message;
+  EXPECT_NE(message.find("data.note:  -> second try"), std::string::npos) << message;
 }
 
 TEST_F(CheckpointResume, KeepsTheNewestKeepMaxCheckpoints) {

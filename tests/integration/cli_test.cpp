@@ -4,13 +4,14 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/api.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_store.h"
-#include "build_paths.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -247,6 +248,14 @@ TEST(Cli, PluginsAndDescribe) {
   for (const auto& row : rows)
     if (row["key"] == "lr") found_lr = row["type"] == "float" && row["default"] == 0.01;
   EXPECT_TRUE(found_lr) << adam.output;
+
+  // Each core key says whether --resume may change it: a log cadence may, the seed may not.
+  auto run_keys = run_orchestrate("describe recipe run --format json");
+  ASSERT_EQ(run_keys.exit_code, 0) << run_keys.output;
+  std::map<std::string, bool> resume_safe;
+  for (const auto& row : nlohmann::json::parse(run_keys.output)) resume_safe[row["key"]] = row["resume_safe"];
+  EXPECT_TRUE(resume_safe.at("log_every")) << run_keys.output;
+  EXPECT_FALSE(resume_safe.at("seed")) << run_keys.output;
 
   auto unknown = run_orchestrate("describe optimizer adamx");
   EXPECT_EQ(unknown.exit_code, 3);

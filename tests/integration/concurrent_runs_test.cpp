@@ -28,7 +28,7 @@ constexpr int kSteps = 400;
 // A window of one step: every step commits its train/* metrics at once, the
 // most write transactions a run makes, and so the most contention.
 constexpr int kLogEvery = 1;
-// What a window records besides its step rows (core/engine/log_window.cpp and trainer.cpp's flush_window).
+// What a window records besides its step rows (core/engine/train/log_window.cpp and trainer.cpp's flush_window).
 const std::vector<std::string> kWindowMetrics = {"train/loss", "train/learning_rate", "train/top1", "train/top5",
                                                   "train/reg_loss"};
 

@@ -7,10 +7,10 @@
 
 #include <cstdlib>
 
-#include "command_runner.h"
-#include "free_tcp_port.h"
-#include "run_store.h"
 #include "build_paths.h"
+#include "command_runner.h"
+#include "distributed/free_tcp_port.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

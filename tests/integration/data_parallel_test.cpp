@@ -16,10 +16,10 @@
 #include <sstream>
 #include <thread>
 
-#include "command_runner.h"
-#include "run_store.h"
-#include "safetensors.h"
 #include "build_paths.h"
+#include "checkpoint/safetensors.h"
+#include "command_runner.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

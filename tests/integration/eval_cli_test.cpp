@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "command_runner.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

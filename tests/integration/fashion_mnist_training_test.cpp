@@ -5,10 +5,10 @@
 
 #include <iostream>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
-#include "run_store.h"
-#include "build_paths.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

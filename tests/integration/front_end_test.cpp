@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <string>
 
-#include "command_runner.h"
 #include "build_paths.h"
+#include "command_runner.h"
 
 namespace orchestrate::testing {
 namespace {

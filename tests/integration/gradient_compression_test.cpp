@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <string>
 
+#include "checkpoint/safetensors.h"
 #include "command_runner.h"
-#include "run_store.h"
-#include "safetensors.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

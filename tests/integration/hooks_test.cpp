@@ -15,7 +15,7 @@
 #include <string>
 
 #include "command_runner.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

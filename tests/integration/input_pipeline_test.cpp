@@ -7,11 +7,11 @@
 
 #include <regex>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_store.h"
-#include "build_paths.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

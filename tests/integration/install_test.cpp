@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/api.h"
-#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {

@@ -7,10 +7,10 @@
 
 #include <filesystem>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
-#include "run_store.h"
-#include "build_paths.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

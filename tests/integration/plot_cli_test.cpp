@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
-#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {

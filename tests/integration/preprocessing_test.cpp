@@ -10,7 +10,7 @@
 
 #include "command_runner.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate::testing {
 namespace {

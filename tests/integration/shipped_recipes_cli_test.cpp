@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
-#include "command_runner.h"
 #include "build_paths.h"
+#include "command_runner.h"
 
 namespace orchestrate::testing {
 namespace {

@@ -1,6 +1,6 @@
 // What `report throughput` concludes from real runs: the verdict on three,
 // the limit it names and the recipe change it proposes
-// (core/store/bottleneck_verdict.h), and the model FLOPs utilisation of the
+// (core/analysis/bottleneck_verdict.h), and the model FLOPs utilisation of the
 // ConvNet (core/engine/setup/utilisation_baseline.h).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <string>
 
+#include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "build_paths.h"
 
 namespace orchestrate::testing {
 namespace {

@@ -1,4 +1,4 @@
-#include "dim_reduce_training.h"
+#include "engine/dim_reduce/dim_reduce_training.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/grad_mode.h>
@@ -8,9 +8,9 @@
 #include <memory>
 #include <sstream>
 
+#include "checkpoint/safetensors.h"
+#include "engine/dim_reduce/trajectory_pca.h"
 #include "orchestrate/error.h"
-#include "safetensors.h"
-#include "trajectory_pca.h"
 
 namespace orchestrate {
 

@@ -10,9 +10,9 @@
 #include <functional>
 #include <string>
 
-#include "dim_reduce_settings.h"
-#include "subspace_descent.h"
-#include "weight_snapshots.h"
+#include "engine/dim_reduce/dim_reduce_settings.h"
+#include "engine/dim_reduce/subspace_descent.h"
+#include "engine/dim_reduce/weight_snapshots.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "subspace_descent.h"
+#include "engine/dim_reduce/subspace_descent.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "trajectory_pca.h"
+#include "engine/dim_reduce/trajectory_pca.h"
 
 #include <ATen/ATen.h>
 

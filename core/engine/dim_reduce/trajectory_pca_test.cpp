@@ -1,14 +1,14 @@
-#include "trajectory_pca.h"
+#include "engine/dim_reduce/trajectory_pca.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
 
+#include "checkpoint/safetensors.h"
 #include "orchestrate/error.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "safetensors.h"
 
 namespace orchestrate {
 namespace {

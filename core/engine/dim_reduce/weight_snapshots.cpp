@@ -1,4 +1,4 @@
-#include "weight_snapshots.h"
+#include "engine/dim_reduce/weight_snapshots.h"
 
 #include <ATen/ATen.h>
 
@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <map>
 
+#include "checkpoint/safetensors.h"
 #include "orchestrate/error.h"
-#include "safetensors.h"
 
 namespace orchestrate {
 namespace {

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "dim_reduce_settings.h"
+#include "engine/dim_reduce/dim_reduce_settings.h"
 
 namespace orchestrate {
 

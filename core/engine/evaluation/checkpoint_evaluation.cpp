@@ -1,15 +1,16 @@
-#include "checkpoint_evaluation.h"
-#include "run_store.h"
-#include "elapsed_seconds.h"
+#include "engine/evaluation/checkpoint_evaluation.h"
+#include "engine/recipe/recipe_settings.h"
+#include "engine/setup/elapsed_seconds.h"
+#include "store/run_store.h"
 
 #include <iomanip>
 #include <sstream>
 
-#include "components.h"
+#include "engine/setup/components.h"
+#include "engine/setup/run_identity.h"
+#include "engine/setup/weight_transfer.h"
 #include "orchestrate/error.h"
-#include "run_failure.h"
-#include "run_identity.h"
-#include "weight_transfer.h"
+#include "store/run_failure.h"
 
 namespace orchestrate {
 

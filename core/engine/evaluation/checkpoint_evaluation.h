@@ -8,16 +8,16 @@
 #include <cstdint>
 #include <memory>
 
-#include "compute_setup.h"
-#include "eval_target.h"
-#include "evaluator.h"
+#include "engine/evaluation/eval_target.h"
+#include "engine/evaluation/evaluator.h"
+#include "engine/recipe/recipe.h"
+#include "engine/recipe/settings.h"
+#include "engine/setup/compute_setup.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/model.h"
 #include "orchestrate/preprocessing.h"
 #include "orchestrate/registry.h"
-#include "recipe.h"
-#include "run_records.h"
-#include "settings.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -1,12 +1,12 @@
-#include "eval_target.h"
-#include "run_store.h"
+#include "engine/evaluation/eval_target.h"
+#include "store/run_store.h"
 
 #include <filesystem>
 
-#include "checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/resume.h"
+#include "engine/setup/weight_transfer.h"
 #include "orchestrate/error.h"
-#include "resume.h"
-#include "weight_transfer.h"
 
 namespace orchestrate {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate {
 

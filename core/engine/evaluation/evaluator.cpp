@@ -1,4 +1,4 @@
-#include "evaluator.h"
+#include "engine/evaluation/evaluator.h"
 
 #include <ATen/ops/cross_entropy_loss.h>
 #include <c10/core/InferenceMode.h>
@@ -7,7 +7,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "epoch_plan.h"
+#include "engine/input/epoch_plan.h"
 
 namespace orchestrate {
 

@@ -8,11 +8,11 @@
 #include <map>
 #include <string>
 
-#include "batch_pipeline.h"
-#include "device_batch_feeder.h"
+#include "engine/input/batch_pipeline.h"
+#include "engine/input/device_batch_feeder.h"
+#include "engine/precision/autocast_scope.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/model.h"
-#include "precision/autocast_scope.h"
 
 namespace orchestrate {
 

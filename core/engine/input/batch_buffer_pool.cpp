@@ -1,4 +1,4 @@
-#include "batch_buffer_pool.h"
+#include "engine/input/batch_buffer_pool.h"
 
 #include <ATen/ops/empty.h>
 

@@ -1,4 +1,4 @@
-#include "batch_pipeline.h"
+#include "engine/input/batch_pipeline.h"
 
 #include <boost/asio/post.hpp>
 #include <c10/util/ParallelGuard.h>
@@ -8,9 +8,9 @@
 #include <exception>
 #include <string>
 
+#include "checkpoint/safetensors.h"
+#include "engine/input/sole_owner.h"
 #include "orchestrate/error.h"
-#include "safetensors.h"
-#include "sole_owner.h"
 
 namespace orchestrate {
 

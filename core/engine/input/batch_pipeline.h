@@ -33,11 +33,11 @@
 #include <optional>
 #include <vector>
 
-#include "batch_buffer_pool.h"
-#include "example_cache.h"
+#include "crash_report/plugin_call.h"
+#include "engine/input/batch_buffer_pool.h"
+#include "engine/input/example_cache.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/preprocessing.h"
-#include "plugin_call.h"
 
 namespace orchestrate {
 

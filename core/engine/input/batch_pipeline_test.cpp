@@ -1,4 +1,4 @@
-#include "batch_pipeline.h"
+#include "engine/input/batch_pipeline.h"
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/full.h>

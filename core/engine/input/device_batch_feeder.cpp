@@ -1,11 +1,11 @@
-#include "device_batch_feeder.h"
+#include "engine/input/device_batch_feeder.h"
 
 #include <c10/core/StreamGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 
 #include <utility>
 
-#include "sole_owner.h"
+#include "engine/input/sole_owner.h"
 
 namespace orchestrate {
 

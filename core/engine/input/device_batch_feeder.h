@@ -25,7 +25,7 @@
 #include <exception>
 #include <optional>
 
-#include "batch_pipeline.h"
+#include "engine/input/batch_pipeline.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "device_batch_feeder.h"
+#include "engine/input/device_batch_feeder.h"
 
 #include <ATen/Context.h>
 #include <ATen/ops/full.h>

@@ -1,4 +1,4 @@
-#include "epoch_plan.h"
+#include "engine/input/epoch_plan.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,4 +1,4 @@
-#include "example_cache.h"
+#include "engine/input/example_cache.h"
 
 namespace orchestrate {
 

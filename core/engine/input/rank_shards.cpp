@@ -1,10 +1,10 @@
-#include "rank_shards.h"
+#include "engine/input/rank_shards.h"
 
 #include <algorithm>
 #include <numeric>
 #include <sstream>
 
-#include "epoch_plan.h"
+#include "engine/input/epoch_plan.h"
 
 namespace orchestrate {
 

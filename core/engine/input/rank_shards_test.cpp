@@ -1,4 +1,4 @@
-#include "rank_shards.h"
+#include "engine/input/rank_shards.h"
 
 #include <gtest/gtest.h>
 

@@ -14,7 +14,7 @@
 #include <optional>
 #include <string>
 
-#include "precision_mode.h"
+#include "engine/precision/precision_mode.h"
 
 namespace orchestrate {
 

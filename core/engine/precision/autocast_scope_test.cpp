@@ -1,4 +1,4 @@
-#include "autocast_scope.h"
+#include "engine/precision/autocast_scope.h"
 
 #include <ATen/autocast_mode.h>
 #include <gtest/gtest.h>

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "loss_scaler_settings.h"
+#include "engine/precision/loss_scaler_settings.h"
 #include "orchestrate/stateful.h"
 
 namespace orchestrate {

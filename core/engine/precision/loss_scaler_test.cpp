@@ -1,4 +1,4 @@
-#include "loss_scaler.h"
+#include "engine/precision/loss_scaler.h"
 
 #include <gtest/gtest.h>
 #include <torch/serialize/input-archive.h>

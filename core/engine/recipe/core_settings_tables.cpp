@@ -1,10 +1,10 @@
-#include "core_settings_tables.h"
+#include "engine/recipe/core_settings_tables.h"
 
 #include <filesystem>
 #include <regex>
 
-#include "run_store.h"
-#include "usable_cores.h"
+#include "engine/recipe/usable_cores.h"
+#include "store/run_store.h"
 
 namespace orchestrate {
 
@@ -33,7 +33,8 @@ const SubspaceDescentSettings kSearchDefaults{};
 const SettingsTable<RunSettings>& run_keys() {
   static const auto table = [] {
     SettingsTable<RunSettings> t;
-    t.key(string_param("name", "", "run name shown in `orchestrate runs`; empty: the recipe file's name"), FIELD(name));
+    t.key(string_param("name", "", "run name shown in `orchestrate runs`; empty: the recipe file's name")
+              .safe_on_resume(), FIELD(name));
     t.key(int_param("seed", 42, "fixes data order, augmentation and weight init").at_least(0), FIELD(seed));
     t.key(string_param("device", "auto", "auto (CUDA when available), cpu or cuda").one_of({"auto", "cpu", "cuda"}),
           FIELD(device));
@@ -44,9 +45,10 @@ const SettingsTable<RunSettings>& run_keys() {
     t.key(int_param("num_workers", 0,
                     "data pipeline threads; 0 reads batches on the training thread (fastest for in-memory data such "
                     "as Fashion-MNIST on 2 cores); raise it for data that must be decoded")
-              .between(0, 64),
+              .between(0, 64).safe_on_resume(),
           FIELD(num_workers));
-    t.key(int_param("prefetch_batches", 4, "batches prepared ahead of the training step").between(1, 1024),
+    t.key(int_param("prefetch_batches", 4, "batches prepared ahead of the training step").between(1, 1024)
+              .safe_on_resume(),
           FIELD(prefetch_batches));
     t.key(int_param("shuffle_buffer_size", 0,
                     "for a dataset read as a stream (tfrecord): draw each example from a buffer of this many, read "
@@ -59,9 +61,10 @@ const SettingsTable<RunSettings>& run_keys() {
               .at_least(0),
           FIELD(cache_mb));
     t.key(int_param("log_every", 50, "read the loss, record train/* metrics and refresh progress every N updates")
-              .at_least(1),
+              .at_least(1).safe_on_resume(),
           FIELD(log_every));
-    t.key(int_param("threads", 0, "intra-op CPU threads for LibTorch; 0: one per core").between(0, 1024),
+    t.key(int_param("threads", 0, "intra-op CPU threads for LibTorch; 0: one per core").between(0, 1024)
+              .safe_on_resume(),
           FIELD(threads));
     t.choice(string_param("on_nonfinite", "stop",
                           "a NaN/inf loss: stop (the run fails, naming the step) or skip (the update is dropped, an "
@@ -227,6 +230,7 @@ const SettingsTable<PrecisionSettings>& precision_keys() {
 const SettingsTable<EvalSettings>& eval_keys() {
   static const auto table = [] {
     SettingsTable<EvalSettings> t;
+    t.every_key_safe_on_resume();  // outside the training trajectory
     t.key(bool_param("enabled", true, "evaluate on the test split"), FIELD(enabled));
     t.key(int_param("every_epochs", 1, "evaluate after every N epochs (and always at the end); 0: only at the end")
               .at_least(0),
@@ -240,6 +244,7 @@ const SettingsTable<EvalSettings>& eval_keys() {
 const SettingsTable<Settings>& log_keys() {
   static const auto table = [] {
     SettingsTable<Settings> t;
+    t.every_key_safe_on_resume();  // outside the training trajectory
     t.key(string_param("db", "",
                        std::string("SQLite run store, used when neither --db nor $ORCHESTRATE_DB gives one; empty: ./") +
                            RunStore::kDefaultFile),
@@ -267,28 +272,34 @@ const SettingsTable<Settings>& log_keys() {
 const SettingsTable<CheckpointSettings>& checkpoint_keys() {
   static const auto table = [] {
     SettingsTable<CheckpointSettings> t;
-    t.key(string_param("dir", "", "where checkpoints go; empty: checkpoints/<store file>/run-<id> beside the run store"),
+    t.key(string_param("dir", "", "where checkpoints go; empty: checkpoints/<store file>/run-<id> beside the run store")
+              .safe_on_resume(),
           FIELD(dir));
-    t.key(int_param("every_steps", 0, "save every N updates; 0: off").at_least(0), FIELD(every_steps));
-    t.key(int_param("every_epochs", 1, "save after every N epochs (after their evaluation); 0: off").at_least(0),
+    t.key(int_param("every_steps", 0, "save every N updates; 0: off").at_least(0).safe_on_resume(), FIELD(every_steps));
+    t.key(int_param("every_epochs", 1, "save after every N epochs (after their evaluation); 0: off").at_least(0)
+              .safe_on_resume(),
           FIELD(every_epochs));
     t.key(real_param("save_interval_secs", 0.0, "save when this many seconds passed since the last save; 0: off")
-              .at_least(0),
+              .at_least(0).safe_on_resume(),
           FIELD(save_interval_secs));
-    t.key(int_param("keep_max", 3, "keep the newest N checkpoints of the run; 0: keep all").at_least(0),
+    t.key(int_param("keep_max", 3, "keep the newest N checkpoints of the run; 0: keep all").at_least(0)
+              .safe_on_resume(),
           FIELD(keep_max));
-    t.key(bool_param("at_end", true, "save when training ends"), FIELD(at_end));
-    t.key(bool_param("on_signal", true, "save when SIGINT/SIGTERM stops the run, so --resume continues it"),
+    t.key(bool_param("at_end", true, "save when training ends").safe_on_resume(), FIELD(at_end));
+    t.key(bool_param("on_signal", true, "save when SIGINT/SIGTERM stops the run, so --resume continues it")
+              .safe_on_resume(),
           FIELD(on_signal));
     t.key(string_param("init_from", "",
-                       "start from these weights: an orchestrate checkpoint directory or a .safetensors file"),
+                       "start from these weights: an orchestrate checkpoint directory or a .safetensors file")
+              .safe_on_resume(),
           FIELD(init_from));
     t.key(string_list_param("exclude", std::vector<std::string>{},
                             "init_from: glob patterns of tensors not to load; \"@logits\" is the model's classifier "
-                            "head"),
+                            "head").safe_on_resume(),
           FIELD(exclude));
     t.key(bool_param("strict", true,
-                     "init_from: missing, unexpected or mismatched tensors are errors; false: recorded warnings"),
+                     "init_from: missing, unexpected or mismatched tensors are errors; false: recorded warnings")
+              .safe_on_resume(),
           FIELD(strict));
     t.key(string_list_param("trainable", std::vector<std::string>{},
                             "glob patterns of the only parameters to train; the rest are frozen"),
@@ -316,6 +327,7 @@ const SettingsTable<CheckpointSettings>& checkpoint_keys() {
 const SettingsTable<ExportSettings>& export_keys() {
   static const auto table = [] {
     SettingsTable<ExportSettings> t;
+    t.every_key_safe_on_resume();  // outside the training trajectory
     t.key(string_param("dir", "",
                        "when training ends, export the model for serving into this model repository "
                        "(Triton layout: <dir>/<name>/<version>/model.pt); empty: no export"),
@@ -334,6 +346,7 @@ const SettingsTable<ExportSettings>& export_keys() {
 const SettingsTable<DistributedSettings>& distributed_keys() {
   static const auto table = [] {
     SettingsTable<DistributedSettings> t;
+    t.every_key_safe_on_resume();  // outside the training trajectory
     t.key(string_param("backend", "auto",
                        "the collective engine: auto (NCCL on CUDA, Gloo on the CPU), gloo or nccl")
               .one_of({"auto", "gloo", "nccl"}),
@@ -358,6 +371,7 @@ const SettingsTable<DistributedSettings>& distributed_keys() {
 const SettingsTable<SnapshotSettings>& snapshots_keys() {
   static const auto table = [] {
     SettingsTable<SnapshotSettings> t;
+    t.every_key_safe_on_resume();  // outside the training trajectory
     t.key(string_param("dir", "", "where the snapshots go; empty: snapshots/<store file>/run-<id> beside the run store"),
           FIELD(dir));
     t.key(int_param("every_steps", 0, "save the trainable weights every N updates; 0: off").at_least(0),
@@ -441,30 +455,54 @@ const SettingsTable<DimReduceSettings>& dim_reduce_keys() {
 
 namespace {
 
-template <class Part>
-void append(std::vector<std::pair<std::string, ParamValue>>& out, const std::string& table,
-            const SettingsTable<Part>& keys, const Part& settings) {
-  for (auto& [key, value] : keys.values(settings)) out.emplace_back(table + "." + key, std::move(value));
+// Calls visit(table name, its SettingsTable, the part of `settings` it fills)
+// for every core table, in recipe order: the one list of them.
+template <class Settings_, class Visit>
+void each_core_table(Settings_& s, Visit visit) {
+  visit("run", run_keys(), s.run);
+  visit("model", model_keys(), s);
+  visit("loss", loss_keys(), s);
+  visit("optimizer", optimizer_keys(), s.optimizer);
+  visit("schedule", schedule_keys(), s.schedule);
+  visit("precision", precision_keys(), s.precision);
+  visit("eval", eval_keys(), s.eval);
+  visit("checkpoint", checkpoint_keys(), s.checkpoint);
+  visit("export", export_keys(), s.export_);
+  visit("log", log_keys(), s);
+  visit("distributed", distributed_keys(), s.distributed);
+  visit("snapshots", snapshots_keys(), s.snapshots);
+  visit("dim_reduce", dim_reduce_keys(), s.dim_reduce);
 }
 
 }  // namespace
 
-std::vector<std::pair<std::string, ParamValue>> core_setting_values(const Settings& s) {
+std::vector<std::pair<std::string, ParamValue>> core_setting_values(const Settings& settings) {
   std::vector<std::pair<std::string, ParamValue>> out;
-  append(out, "run", run_keys(), s.run);
-  append(out, "model", model_keys(), s);
-  append(out, "loss", loss_keys(), s);
-  append(out, "optimizer", optimizer_keys(), s.optimizer);
-  append(out, "schedule", schedule_keys(), s.schedule);
-  append(out, "precision", precision_keys(), s.precision);
-  append(out, "eval", eval_keys(), s.eval);
-  append(out, "checkpoint", checkpoint_keys(), s.checkpoint);
-  append(out, "export", export_keys(), s.export_);
-  append(out, "log", log_keys(), s);
-  append(out, "distributed", distributed_keys(), s.distributed);
-  append(out, "snapshots", snapshots_keys(), s.snapshots);
-  append(out, "dim_reduce", dim_reduce_keys(), s.dim_reduce);
+  each_core_table(settings, [&](const std::string& table, const auto& keys, const auto& part) {
+    for (auto& [key, value] : keys.values(part)) out.emplace_back(table + "." + key, std::move(value));
+  });
   return out;
+}
+
+std::vector<std::pair<std::string, const ParamSchema*>> core_setting_schemas() {
+  std::vector<std::pair<std::string, const ParamSchema*>> out;
+  const Settings none{};
+  each_core_table(none, [&](const std::string& table, const auto& keys, const auto&) {
+    out.emplace_back(table, &keys.schema());
+  });
+  return out;
+}
+
+const std::vector<std::pair<std::string, std::string>>& default_plugins() {
+  static const std::vector<std::pair<std::string, std::string>> plugins{
+      {"preprocessing", "none"}, {"schedule", "fixed"}, {"gradient_compression", "none"}};
+  return plugins;
+}
+
+std::string default_plugin(const std::string& table) {
+  for (const auto& [name, plugin] : default_plugins())
+    if (name == table) return plugin;
+  return "";
 }
 
 }  // namespace orchestrate

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "settings.h"
-#include "settings_table.h"
+#include "engine/recipe/settings.h"
+#include "engine/recipe/settings_table.h"
 
 namespace orchestrate {
 
@@ -31,5 +31,13 @@ const SettingsTable<DimReduceSettings>& dim_reduce_keys();
 // Every bound core key of `settings` as "table.key" and its value, in table
 // order: what a test compares with the schemas' defaults.
 std::vector<std::pair<std::string, ParamValue>> core_setting_values(const Settings& settings);
+
+// Every core table's name and schema, in the same order.
+std::vector<std::pair<std::string, const ParamSchema*>> core_setting_schemas();
+
+// The plugin a component table names when the recipe names none
+// (core_tables.cpp's component tables); "" where the recipe must name one.
+const std::vector<std::pair<std::string, std::string>>& default_plugins();
+std::string default_plugin(const std::string& table);
 
 }  // namespace orchestrate

@@ -1,8 +1,8 @@
-#include "core_tables.h"
+#include "engine/recipe/core_tables.h"
 
+#include "engine/recipe/core_settings_tables.h"
+#include "engine/recipe/recipe.h"
 #include "orchestrate/optimizer_wrapper.h"
-#include "core_settings_tables.h"
-#include "recipe.h"
 
 namespace orchestrate {
 
@@ -42,21 +42,22 @@ std::vector<std::pair<std::size_t, std::string>> wrapper_chain_problems(const st
 ParamSchema data_schema() {
   return {
       string_param("expects", "",
-                   "what data this recipe expects and how to make it; shown with any error about [data]"),
+                   "what data this recipe expects and how to make it; shown with any error about [data]")
+          .safe_on_resume(),
   };
 }
 
-TableSpec core_table(std::string name, std::string doc, ParamSchema schema,
-                     std::vector<std::string> resume_safe_keys = {}) {
-  return TableSpec{std::move(name), std::move(doc), std::move(schema), std::nullopt, "", {}, {},
-                   std::move(resume_safe_keys)};
+TableSpec core_table(std::string name, std::string doc, ParamSchema schema) {
+  return TableSpec{std::move(name), std::move(doc), std::move(schema), std::nullopt, "", {}, {}};
 }
 
+// The plugin used when the recipe names none is default_plugin(name)'s
+// (core_settings_tables.h), where the front end's reports read it too.
 TableSpec component_table(std::string name, std::string doc, ParamSchema schema, ComponentKind kind,
-                          std::string default_plugin, std::vector<TableSpec> lists = {},
-                          EntriesRule entries_rule = {}, std::vector<std::string> resume_safe_keys = {}) {
-  return TableSpec{std::move(name), std::move(doc),           std::move(schema),      kind, std::move(default_plugin),
-                   std::move(lists), std::move(entries_rule), std::move(resume_safe_keys)};
+                          std::vector<TableSpec> lists = {}, EntriesRule entries_rule = {}) {
+  std::string plugin = default_plugin(name);
+  return TableSpec{std::move(name), std::move(doc), std::move(schema), kind,
+                   std::move(plugin), std::move(lists), std::move(entries_rule)};
 }
 
 // [[hooks]]: any number, in order; they watch training and never change it.
@@ -64,9 +65,9 @@ TableSpec hooks_table() {
   TableSpec spec = component_table("hooks",
                                    "hooks that watch training, in order: log_every_n_steps, stop_at_step, "
                                    "print_model_statistics, profile",
-                                   {}, ComponentKind::hook, "");
+                                   {}, ComponentKind::hook);
   spec.is_array = true;
-  spec.resume_safe_keys = {"*"};
+  spec.every_key_resume_safe = true;
   return spec;
 }
 
@@ -74,41 +75,39 @@ TableSpec hooks_table() {
 
 const std::vector<TableSpec>& recipe_tables() {
   static const std::vector<TableSpec> tables{
-      core_table("run", "the run itself: seed, device, length, batch size, threads", run_keys().schema(),
-                 {"name", "num_workers", "prefetch_batches", "log_every", "threads"}),
+      core_table("run", "the run itself: seed, device, length, batch size, threads", run_keys().schema()),
       component_table("data", "the dataset component, and what data the recipe expects", data_schema(),
-                      ComponentKind::dataset, "", {}, {}, {"expects"}),
+                      ComponentKind::dataset),
       component_table("preprocessing",
                       "what turns the dataset's pixels into the model's input, with a train and an eval variant: "
                       "none (pixels / 255 at the dataset's size), resnet, inception",
-                      {}, ComponentKind::preprocessing, "none"),
-      component_table("model", "the model component and its memory format", model_keys().schema(), ComponentKind::model, ""),
+                      {}, ComponentKind::preprocessing),
+      component_table("model", "the model component and its memory format", model_keys().schema(), ComponentKind::model),
       core_table("loss", "the training loss (cross-entropy)", loss_keys().schema()),
       component_table(
           "optimizer", "the base optimizer, weight decay and parameter groups", optimizer_keys().schema(),
-          ComponentKind::optimizer, "",
+          ComponentKind::optimizer,
           {component_table("wrappers", "applied in order before the base optimizer", {},
-                           ComponentKind::optimizer_wrapper, "", {}, wrapper_chain_problems),
+                           ComponentKind::optimizer_wrapper, {}, wrapper_chain_problems),
            core_table("groups", "parameters by name with their own lr and decay scales",
                       group_keys().schema())}),
       component_table("schedule", "the learning-rate schedule, with an optional warm-up", schedule_keys().schema(),
-                      ComponentKind::lr_schedule, "fixed"),
+                      ComponentKind::lr_schedule),
       core_table("precision", "mixed precision and fp16 loss scaling", precision_keys().schema()),
-      core_table("eval", "evaluation on the test split", eval_keys().schema(), {"*"}),
-      core_table("checkpoint", "when checkpoints are saved, and transfer learning from one", checkpoint_keys().schema(),
-                 {"dir", "every_steps", "every_epochs", "save_interval_secs", "keep_max", "at_end", "on_signal",
-                  "init_from", "exclude", "strict"}),
+      core_table("eval", "evaluation on the test split", eval_keys().schema()),
+      core_table("checkpoint", "when checkpoints are saved, and transfer learning from one",
+                 checkpoint_keys().schema()),
       core_table("export", "a serving export (TorchScript in a Triton model repository) when training ends",
-                 export_keys().schema(), {"*"}),
-      core_table("log", "the run store and the progress line", log_keys().schema(), {"*"}),
+                 export_keys().schema()),
+      core_table("log", "the run store and the progress line", log_keys().schema()),
       core_table("distributed", "data-parallel training: the collective engine and gradient buckets (--nproc, torchrun, srun, mpirun)",
-                 distributed_keys().schema(), {"*"}),
+                 distributed_keys().schema()),
       component_table("gradient_compression",
                       "what each rank sends of its gradients: none (dense all-reduce) or dgc (Deep Gradient "
                       "Compression's top-k with local accumulation)",
-                      {}, ComponentKind::gradient_compression, "none"),
-      core_table("snapshots", "weight-only snapshots for dimension-reduce training's stage 1", snapshots_keys().schema(),
-                 {"*"}),
+                      {}, ComponentKind::gradient_compression),
+      core_table("snapshots", "weight-only snapshots for dimension-reduce training's stage 1",
+                 snapshots_keys().schema()),
       core_table("dim_reduce", "dimension-reduce training's stage 2: descent in the PCA subspace of the snapshots",
                  dim_reduce_keys().schema()),
       hooks_table(),
@@ -127,10 +126,9 @@ bool resume_safe_key(const std::string& flattened_key) {
   if (dot == std::string::npos) return false;
   const TableSpec* table = find_table(flattened_key.substr(0, dot));
   if (!table) return false;
-  const std::string key = flattened_key.substr(dot + 1);
-  for (const auto& safe : table->resume_safe_keys)
-    if (safe == "*" || safe == key) return true;
-  return false;
+  if (table->every_key_resume_safe) return true;
+  const ParamSpec* spec = table->schema.find(flattened_key.substr(dot + 1));
+  return spec && spec->resume_safe;
 }
 
 std::vector<std::string> table_names() {

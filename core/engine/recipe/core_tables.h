@@ -33,10 +33,10 @@ struct TableSpec {
   std::string default_plugin;         // used when the table or its `plugin` is absent; "": required
   std::vector<TableSpec> lists;       // arrays of tables inside this one ([[name.list]])
   EntriesRule entries_rule;           // for a list: checks the entries together
-  // Keys that may change when a run resumes, because they do not change the
-  // training trajectory (log cadence, checkpoint interval, evaluation);
-  // "*": every key of the table. Any other changed key refuses the resume.
-  std::vector<std::string> resume_safe_keys = {};
+  // Every key of the table, the component's own included, may change when a
+  // run resumes ([[hooks]]: they watch training and never change it). The
+  // core keys say so one by one otherwise (ParamSpec::resume_safe).
+  bool every_key_resume_safe = false;
   // A top-level array of tables ([[hooks]]): each entry is resolved by this
   // spec, and the recipe keeps them as the list of the same name.
   bool is_array = false;
@@ -51,7 +51,8 @@ const TableSpec* find_table(const std::string& name);
 std::vector<std::string> table_names();
 
 // Whether a flattened recipe key ("log.progress", "optimizer.lr") may differ
-// between a checkpoint's recipe and the recipe that resumes it.
+// between a checkpoint's recipe and the recipe that resumes it: its spec's
+// resume_safe, or its table's every_key_resume_safe.
 bool resume_safe_key(const std::string& flattened_key);
 
 }  // namespace orchestrate

@@ -1,4 +1,4 @@
-#include "cross_table_checks.h"
+#include "engine/recipe/cross_table_checks.h"
 
 namespace orchestrate {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/recipe/settings.h"
 #include "orchestrate/registry.h"
-#include "settings.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "param_conversion.h"
+#include "engine/recipe/param_conversion.h"
 
 
 namespace orchestrate {

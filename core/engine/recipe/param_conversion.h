@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "checked_toml.h"
+#include "limits/checked_toml.h"
 
 #include "orchestrate/params.h"
 

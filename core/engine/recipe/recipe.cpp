@@ -1,4 +1,4 @@
-#include "recipe.h"
+#include "engine/recipe/recipe.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -6,16 +6,15 @@
 #include <set>
 #include <sstream>
 
-#include "checked_toml.h"
+#include "limits/checked_toml.h"
 
-#include "core_tables.h"
-#include "cross_table_checks.h"
-#include "nesting_check.h"
+#include "engine/recipe/core_tables.h"
+#include "engine/recipe/cross_table_checks.h"
+#include "engine/recipe/param_conversion.h"
+#include "engine/recipe/recipe_overrides.h"
+#include "engine/recipe/recipe_settings.h"
+#include "limits/nesting_check.h"
 #include "orchestrate/error.h"
-#include "param_conversion.h"
-#include "recipe_overrides.h"
-#include "settings.h"
-#include "smoke_overrides.h"
 
 namespace orchestrate {
 
@@ -427,7 +426,7 @@ std::vector<std::string> drop_keys_of_swapped_components(toml::table& root,
 }  // namespace
 
 Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry,
-                   SmokeOverrides* smoke) {
+                   const RecipeReshape& reshape) {
   toml::table root = parse_recipe_file(path);
   // Each --set of a component's plugin, and the plugin the file had there.
   std::map<const Override*, std::string> plugin_before;
@@ -440,7 +439,7 @@ Recipe load_recipe(const std::string& path, const std::vector<Override>& overrid
   std::vector<std::string> override_problems;
   apply_overrides(root, overrides, origins, override_problems);
   std::vector<std::string> notes = drop_keys_of_swapped_components(root, plugin_before, origins, registry);
-  if (smoke) smoke->apply(root);
+  if (reshape) reshape(root);
   RecipeReader reader(path, root, origins, registry, std::move(override_problems));
   reader.check_top_level();
   Recipe recipe;

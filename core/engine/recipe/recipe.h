@@ -3,19 +3,20 @@
 // filled in.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "engine/recipe/override_argument.h"
+#include "limits/checked_toml.h"
 #include "orchestrate/params.h"
-#include "override_argument.h"
 #include "orchestrate/registry.h"
 
 namespace orchestrate {
 
-class SmokeOverrides;
 struct Settings;
 
 
@@ -54,9 +55,11 @@ struct Recipe {
 // Reads, overrides and validates a recipe. Every problem found is reported,
 // one per line, each starting with "file:line:column:" (or "--set ...:" for
 // an override), in one RecipeError. The checks across tables
-// (cross_table_checks.h) run here too, once. With `smoke`, the recipe is shrunk for a
-// smoke run (smoke_overrides.h) after the overrides, before validation.
+// (cross_table_checks.h) run here too, once. `reshape`, when given, rewrites the
+// document after the overrides and before validation: a smoke run shrinks the
+// recipe this way (engine/setup/smoke_overrides.h, a layer above the recipe).
+using RecipeReshape = std::function<void(toml::table& root)>;
 Recipe load_recipe(const std::string& path, const std::vector<Override>& overrides, const Registry& registry,
-                   SmokeOverrides* smoke = nullptr);
+                   const RecipeReshape& reshape = {});
 
 }  // namespace orchestrate

@@ -1,9 +1,9 @@
-#include "recipe_overrides.h"
+#include "engine/recipe/recipe_overrides.h"
 
 #include <charconv>
 #include <optional>
 
-#include "nesting_check.h"
+#include "limits/nesting_check.h"
 #include "orchestrate/error.h"
 #include "orchestrate/input_limits.h"
 

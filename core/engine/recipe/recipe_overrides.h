@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "checked_toml.h"
+#include "limits/checked_toml.h"
 
-#include "override_argument.h"
+#include "engine/recipe/override_argument.h"
 
 namespace orchestrate {
 

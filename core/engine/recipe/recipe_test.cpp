@@ -1,15 +1,15 @@
-#include "recipe.h"
+#include "engine/recipe/recipe.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-#include "core_settings_tables.h"
-#include "core_tables.h"
+#include "engine/recipe/core_settings_tables.h"
+#include "engine/recipe/core_tables.h"
+#include "engine/recipe/recipe_settings.h"
 #include "orchestrate/error.h"
 #include "orchestrate/optimizer_wrapper.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "settings.h"
 
 namespace orchestrate {
 namespace {

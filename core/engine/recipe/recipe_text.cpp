@@ -2,11 +2,11 @@
 // flattened "table.key" rows for the run store. Both use to_display(), the
 // one value serializer, whose floats read back bit for bit.
 #include <filesystem>
-#include "run_store.h"
+#include "store/run_store.h"
 #include <sstream>
 
-#include "core_tables.h"
-#include "recipe.h"
+#include "engine/recipe/core_tables.h"
+#include "engine/recipe/recipe.h"
 
 namespace orchestrate {
 

@@ -1,7 +1,7 @@
 // The core's recipe settings as typed values, read from a validated Recipe
-// once, so the engine never looks keys up by string. No field has a default
-// here: every key's default is its spec's, in core_settings_tables.cpp, and
-// settings_of() fills every field from the resolved recipe.
+// once (recipe_settings.h), so the engine never looks keys up by string. No
+// field has a default here: every key's default is its spec's, in
+// core_settings_tables.cpp. Free of LibTorch, like the specs.
 #pragma once
 
 #include <cstdint>
@@ -9,15 +9,13 @@
 #include <string>
 #include <vector>
 
-#include "dim_reduce/dim_reduce_settings.h"
+#include "engine/dim_reduce/dim_reduce_settings.h"
+#include "engine/precision/loss_scaler_settings.h"
+#include "engine/precision/precision_mode.h"
 #include "orchestrate/params.h"
-#include "precision/loss_scaler_settings.h"
-#include "precision/precision_mode.h"
-#include "recipe.h"
 
 namespace orchestrate {
 
-class Registry;
 
 enum class NonFinitePolicy { stop, skip };
 enum class MemoryFormat { automatic, channels_last, contiguous };
@@ -160,11 +158,5 @@ struct Settings {
   double flush_seconds{};  // step rows reach the store at least this often
   std::string tensorboard;  // [log] tensorboard: live event files under this directory; "" none
 };
-
-// The typed settings of a recipe, read once when load_recipe() validated it.
-const Settings& settings_of(const Recipe& recipe);
-
-// Reads them from the recipe's resolved tables (load_recipe does, once).
-Settings read_settings(const Recipe& recipe, const Registry& registry);
 
 }  // namespace orchestrate

@@ -1,5 +1,5 @@
-// A core recipe table declared once: each key's name, type, default, range
-// and doc (a ParamSpec) beside the typed settings field it fills. The
+// A core recipe table declared once: each key's name, type, default, range,
+// doc and resume safety (a ParamSpec) beside the typed settings field it fills. The
 // table's schema (validation, --set, `describe recipe`), the reader that
 // fills the settings and the test that an empty recipe resolves to the
 // defaults all come from this one list, so no default is written twice.
@@ -23,9 +23,17 @@ class SettingsTable {
  public:
   // `field(settings)` is the field the key fills: a bool, an integer, a
   // double, a string or a list of strings, converted from the key's type.
+  // Every key declared after this call may change on resume (the whole
+  // table is outside the training trajectory: [eval], [log], ...).
+  SettingsTable& every_key_safe_on_resume() {
+    every_key_resume_safe_ = true;
+    return *this;
+  }
+
   template <class Field>
   SettingsTable& key(ParamSpec spec, Field field) {
     const std::string name = spec.name;
+    if (every_key_resume_safe_) spec.safe_on_resume();
     schema_.add(std::move(spec));
     bindings_.push_back({name,
                          [name, field](const Params& p, Settings& s) { assign(field(s), p, name); },
@@ -40,6 +48,7 @@ class SettingsTable {
     std::vector<std::string> names;
     for (const auto& [text, value] : choices) names.push_back(text);
     spec.one_of(names);
+    if (every_key_resume_safe_) spec.safe_on_resume();
     const std::string name = spec.name;
     schema_.add(std::move(spec));
     bindings_.push_back({name,
@@ -120,6 +129,7 @@ class SettingsTable {
 
   ParamSchema schema_;
   std::vector<Binding> bindings_;
+  bool every_key_resume_safe_ = false;
 };
 
 }  // namespace orchestrate

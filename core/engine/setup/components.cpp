@@ -1,10 +1,10 @@
-#include "components.h"
+#include "engine/setup/components.h"
 
+#include "engine/setup/parameter_groups.h"
+#include "engine/setup/run_identity.h"
+#include "engine/setup/warmup_schedule.h"
+#include "engine/setup/weight_transfer.h"
 #include "orchestrate/error.h"
-#include "parameter_groups.h"
-#include "run_identity.h"
-#include "warmup_schedule.h"
-#include "weight_transfer.h"
 
 namespace orchestrate {
 

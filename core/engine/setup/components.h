@@ -5,8 +5,11 @@
 #include <memory>
 #include <vector>
 
-#include "compute_setup.h"
-#include "rank_shards.h"
+#include "crash_report/plugin_call.h"
+#include "engine/input/rank_shards.h"
+#include "engine/recipe/recipe.h"
+#include "engine/recipe/settings.h"
+#include "engine/setup/compute_setup.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/gradient_compression.h"
 #include "orchestrate/lr_schedule.h"
@@ -14,10 +17,7 @@
 #include "orchestrate/optimizer.h"
 #include "orchestrate/optimizer_wrapper.h"
 #include "orchestrate/preprocessing.h"
-#include "plugin_call.h"
-#include "recipe.h"
-#include "run_records.h"
-#include "settings.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

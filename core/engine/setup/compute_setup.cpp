@@ -1,6 +1,6 @@
-#include "compute_setup.h"
+#include "engine/setup/compute_setup.h"
 
-#include "usable_cores.h"
+#include "engine/recipe/usable_cores.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <thread>
 
-#include "device.h"
+#include "engine/precision/autocast_scope.h"
+#include "engine/setup/device.h"
 #include "orchestrate/error.h"
-#include "precision/autocast_scope.h"
 
 namespace orchestrate {
 

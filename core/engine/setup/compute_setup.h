@@ -7,9 +7,9 @@
 #include <c10/core/Device.h>
 #include <torch/nn/module.h>
 
-#include "batch_pipeline.h"
-#include "launch_environment.h"
-#include "settings.h"
+#include "distributed/launch_environment.h"
+#include "engine/input/batch_pipeline.h"
+#include "engine/recipe/settings.h"
 
 namespace orchestrate {
 

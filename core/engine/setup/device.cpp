@@ -1,4 +1,4 @@
-#include "device.h"
+#include "engine/setup/device.h"
 
 #include <torch/cuda.h>
 

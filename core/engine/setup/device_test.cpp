@@ -1,4 +1,4 @@
-#include "device.h"
+#include "engine/setup/device.h"
 
 #include <gtest/gtest.h>
 #include <torch/cuda.h>

@@ -1,4 +1,4 @@
-#include "matmul_peak.h"
+#include "engine/setup/matmul_peak.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -11,7 +11,7 @@
 #include <chrono>
 #include <fstream>
 
-#include "autocast_scope.h"
+#include "engine/precision/autocast_scope.h"
 
 namespace orchestrate {
 namespace {

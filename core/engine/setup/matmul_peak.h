@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "precision/precision_mode.h"
+#include "engine/precision/precision_mode.h"
 
 namespace orchestrate {
 

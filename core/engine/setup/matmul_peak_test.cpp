@@ -1,4 +1,4 @@
-#include "matmul_peak.h"
+#include "engine/setup/matmul_peak.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "parameter_groups.h"
+#include "engine/setup/parameter_groups.h"
 
 #include <map>
 

@@ -7,8 +7,8 @@
 
 #include <vector>
 
+#include "engine/recipe/settings.h"
 #include "orchestrate/optimizer.h"
-#include "settings.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "plugin_host.h"
+#include "engine/setup/plugin_host.h"
 
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
@@ -10,13 +10,13 @@
 #include <map>
 #include <set>
 
-#include "crash_handler.h"
+#include "crash_report/crash_handler.h"
+#include "crash_report/plugin_call.h"
 #include "orchestrate/duplicate_component.h"
 #include "orchestrate/error.h"
 #include "orchestrate/plugin.h"
-#include "plugin_build_note.h"
-#include "plugin_call.h"
-#include "plugin_file_check.h"
+#include "plugin_file/plugin_build_note.h"
+#include "plugin_file/plugin_file_check.h"
 
 namespace orchestrate {
 

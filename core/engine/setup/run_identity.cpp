@@ -1,4 +1,4 @@
-#include "run_identity.h"
+#include "engine/setup/run_identity.h"
 
 #include <openssl/evp.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 
 #include <torch/version.h>
 
-#include "components.h"
+#include "engine/setup/components.h"
 #include "orchestrate/api.h"
-#include "run_liveness.h"
+#include "store/run_liveness.h"
 
 namespace orchestrate {
 

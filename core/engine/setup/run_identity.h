@@ -5,10 +5,10 @@
 
 #include <string>
 
+#include "engine/recipe/recipe.h"
+#include "engine/recipe/settings.h"
 #include "orchestrate/registry.h"
-#include "recipe.h"
-#include "run_records.h"
-#include "settings.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -1,13 +1,13 @@
-#include "utilisation_baseline.h"
+#include "engine/setup/utilisation_baseline.h"
 
 #include <cstdio>
 #include <optional>
 
-#include "matmul_peak.h"
+#include "engine/setup/matmul_peak.h"
 #include "orchestrate/cache_dir.h"
 #include "orchestrate/error.h"
 #include "orchestrate/model_flops.h"
-#include "run_liveness.h"
+#include "store/run_liveness.h"
 
 namespace orchestrate {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <cstdint>
 
-#include "compute_setup.h"
+#include "engine/setup/compute_setup.h"
 #include "orchestrate/model.h"
-#include "run_store.h"
+#include "store/run_store.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "warmup_schedule.h"
+#include "engine/setup/warmup_schedule.h"
 
 #include <cmath>
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "engine/recipe/settings.h"
 #include "orchestrate/lr_schedule.h"
-#include "settings.h"
 
 namespace orchestrate {
 

@@ -1,14 +1,14 @@
-#include "weight_transfer.h"
+#include "engine/setup/weight_transfer.h"
 
 #include <fnmatch.h>
 
 #include <filesystem>
 #include <map>
 
-#include "checkpoint.h"
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/model_state.h"
+#include "checkpoint/safetensors.h"
 #include "orchestrate/error.h"
-#include "safetensors.h"
-#include "model_state.h"
 
 namespace orchestrate {
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/recipe/settings.h"
 #include "orchestrate/model.h"
-#include "run_records.h"
-#include "settings.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -1,9 +1,9 @@
-#include "train/dim_reduce_stage.h"
+#include "engine/train/dim_reduce_stage.h"
 
 #include <ATen/ATen.h>
 
-#include "checkpointer.h"
-#include "run_hooks.h"
+#include "checkpoint/checkpointer.h"
+#include "engine/train/run_hooks.h"
 
 namespace orchestrate {
 

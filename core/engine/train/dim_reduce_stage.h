@@ -15,14 +15,14 @@
 #include <utility>
 #include <vector>
 
-#include "collective.h"
+#include "distributed/collective.h"
+#include "engine/dim_reduce/dim_reduce_training.h"
+#include "engine/dim_reduce/weight_snapshots.h"
+#include "engine/recipe/settings.h"
+#include "engine/setup/components.h"
 #include "orchestrate/stateful.h"
-#include "components.h"
-#include "dim_reduce/dim_reduce_training.h"
-#include "dim_reduce/weight_snapshots.h"
-#include "run_records.h"
-#include "settings.h"
-#include "run_recorder.h"
+#include "store/run_recorder.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "train/gradient_sync.h"
+#include "engine/train/gradient_sync.h"
 
 #include <ATen/ATen.h>
 

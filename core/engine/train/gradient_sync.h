@@ -11,13 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "collective.h"
-#include "compressed_gradient_exchange.h"
-#include "gradient_reducer.h"
+#include "distributed/collective.h"
+#include "distributed/compressed_gradient_exchange.h"
+#include "distributed/gradient_reducer.h"
+#include "engine/train/phase_timer.h"
 #include "orchestrate/gradient_compression.h"
 #include "orchestrate/stateful.h"
-#include "phase_timer.h"
-#include "run_records.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

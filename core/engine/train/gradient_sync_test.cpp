@@ -3,7 +3,7 @@
 // gradient becomes what was sent, the residual is the state a checkpoint
 // keeps per rank, and a job resumed on fewer ranks continues from the mean
 // of the saved ranks' residuals (gradient_compression.h's contract).
-#include "train/gradient_sync.h"
+#include "engine/train/gradient_sync.h"
 
 #include <gtest/gtest.h>
 

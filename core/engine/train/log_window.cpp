@@ -1,4 +1,4 @@
-#include "log_window.h"
+#include "engine/train/log_window.h"
 
 #include <ATen/ATen.h>
 

@@ -17,9 +17,9 @@
 #include <utility>
 #include <vector>
 
-#include "phase_timer.h"
-#include "run_records.h"
-#include "run_recorder.h"
+#include "engine/train/phase_timer.h"
+#include "store/run_recorder.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -2,13 +2,13 @@
 // clock (write_rows) still count in the log point's mean loss, the log point
 // returns train/loss, train/learning_rate and train/top1 for the caller to
 // record, and every row reaches the store once.
-#include "train/log_window.h"
+#include "engine/train/log_window.h"
 
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
 
-#include "run_store_test_support.h"
+#include "store/run_store_test_support.h"
 
 namespace orchestrate {
 namespace {

@@ -1,4 +1,4 @@
-#include "train/objective.h"
+#include "engine/train/objective.h"
 
 #include <ATen/ops/cross_entropy_loss.h>
 

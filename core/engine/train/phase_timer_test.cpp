@@ -1,4 +1,4 @@
-#include "phase_timer.h"
+#include "engine/train/phase_timer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-#include "train/precision_policy.h"
-#include "run_store.h"
+#include "engine/train/precision_policy.h"
+#include "store/run_store.h"
 
 namespace orchestrate {
 

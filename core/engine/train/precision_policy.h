@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "engine/precision/autocast_scope.h"
+#include "engine/precision/loss_scaler.h"
 #include "orchestrate/model.h"
-#include "precision/autocast_scope.h"
-#include "precision/loss_scaler.h"
-#include "run_records.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -2,7 +2,7 @@
 // gradients come back divided by the scale, inf gradients give the reason to
 // skip the update and halve the scale (GradScaler's backoff), and the scale
 // and skipped count are logged only when scaling is on.
-#include "train/precision_policy.h"
+#include "engine/train/precision_policy.h"
 
 #include <gtest/gtest.h>
 

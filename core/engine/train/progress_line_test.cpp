@@ -1,4 +1,4 @@
-#include "progress_line.h"
+#include "engine/train/progress_line.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "train/rank_messages.h"
+#include "engine/train/rank_messages.h"
 
 #include <ATen/ATen.h>
 

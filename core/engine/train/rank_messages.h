@@ -7,8 +7,8 @@
 
 #include <vector>
 
-#include "collective.h"
-#include "run_records.h"
+#include "distributed/collective.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -2,12 +2,12 @@
 // holds (every part's state) and how a resume gives it back to the parts.
 #include <filesystem>
 
+#include "checkpoint/model_state.h"
+#include "checkpoint/safetensors.h"
+#include "checkpoint/state_adapters.h"
+#include "engine/train/training_run.h"
 #include "orchestrate/error.h"
-#include "model_state.h"
-#include "safetensors.h"
-#include "state_adapters.h"
-#include "store_sql.h"
-#include "train/training_run.h"
+#include "store/utc_now.h"
 
 namespace orchestrate {
 

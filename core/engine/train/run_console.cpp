@@ -1,4 +1,4 @@
-#include "train/run_console.h"
+#include "engine/train/run_console.h"
 
 #include <iostream>
 

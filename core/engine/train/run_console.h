@@ -6,9 +6,9 @@
 #include <sstream>
 #include <string>
 
-#include "progress_line.h"
-#include "settings.h"
-#include "trainer.h"
+#include "engine/recipe/settings.h"
+#include "engine/train/progress_line.h"
+#include "engine/train/trainer.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "run_data_events.h"
+#include "engine/train/run_data_events.h"
 
 namespace orchestrate {
 

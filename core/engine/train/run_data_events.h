@@ -7,8 +7,8 @@
 #include <string>
 
 #include "orchestrate/dataset.h"
-#include "run_records.h"
-#include "run_recorder.h"
+#include "store/run_recorder.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

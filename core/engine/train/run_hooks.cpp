@@ -1,6 +1,6 @@
-#include "run_hooks.h"
+#include "engine/train/run_hooks.h"
 
-#include "components.h"
+#include "engine/setup/components.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {

@@ -10,11 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "crash_report/plugin_call.h"
+#include "engine/recipe/settings.h"
 #include "orchestrate/hook.h"
-#include "plugin_call.h"
-#include "run_records.h"
-#include "settings.h"
-#include "run_recorder.h"
+#include "orchestrate/registry.h"
+#include "store/run_recorder.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

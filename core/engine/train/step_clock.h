@@ -7,7 +7,7 @@
 
 #include <chrono>
 
-#include "elapsed_seconds.h"
+#include "engine/setup/elapsed_seconds.h"
 
 namespace orchestrate {
 

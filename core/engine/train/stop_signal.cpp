@@ -1,4 +1,4 @@
-#include "stop_signal.h"
+#include "engine/train/stop_signal.h"
 
 #include <csignal>
 #include <string>

@@ -1,10 +1,10 @@
-#include "train/strategy.h"
+#include "engine/train/strategy.h"
 
 #include <c10/core/InferenceMode.h>
 
 #include <sstream>
 
-#include "train/rank_messages.h"
+#include "engine/train/rank_messages.h"
 
 namespace orchestrate {
 

@@ -14,12 +14,12 @@
 #include <memory>
 #include <string>
 
-#include "checkpointer.h"
-#include "collective.h"
-#include "evaluator.h"
-#include "run_recorder.h"
-#include "train/gradient_sync.h"
-#include "train/train_metrics.h"
+#include "checkpoint/checkpointer.h"
+#include "distributed/collective.h"
+#include "engine/evaluation/evaluator.h"
+#include "engine/train/gradient_sync.h"
+#include "engine/train/train_metrics.h"
+#include "store/run_recorder.h"
 
 namespace orchestrate {
 

@@ -2,16 +2,16 @@
 // loop. Alone, a stop is taken at once, even between micro-batches, and the
 // rows are this process's; in a data-parallel job (here a real Gloo job of
 // one rank) only what the ranks agreed on after an update counts.
-#include "train/strategy.h"
+#include "engine/train/strategy.h"
 
 #include <gtest/gtest.h>
 #include <torch/nn/modules/linear.h>
 
 #include <ATen/ATen.h>
 
-#include "collective.h"
-#include "free_tcp_port.h"
-#include "run_store_test_support.h"
+#include "distributed/collective.h"
+#include "distributed/free_tcp_port.h"
+#include "store/run_store_test_support.h"
 
 namespace orchestrate {
 namespace {

@@ -1,9 +1,9 @@
-#include "train/train_metrics.h"
+#include "engine/train/train_metrics.h"
 
 #include <ATen/ATen.h>
 
+#include "engine/train/rank_messages.h"
 #include "orchestrate/error.h"
-#include "train/rank_messages.h"
 
 namespace orchestrate {
 

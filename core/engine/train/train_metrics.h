@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "collective.h"
-#include "log_window.h"
+#include "distributed/collective.h"
+#include "engine/recipe/settings.h"
+#include "engine/train/log_window.h"
+#include "engine/train/phase_timer.h"
+#include "engine/train/step_clock.h"
 #include "orchestrate/stateful.h"
-#include "phase_timer.h"
-#include "run_records.h"
-#include "settings.h"
-#include "train/step_clock.h"
-#include "run_recorder.h"
+#include "store/run_recorder.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

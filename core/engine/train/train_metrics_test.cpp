@@ -2,7 +2,7 @@
 // rows and the other parts' metrics in the store; a loss that diverged stops
 // the run under on_nonfinite = "stop", with an event saying where; the
 // evaluation seconds are state a resume keeps.
-#include "train/train_metrics.h"
+#include "engine/train/train_metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include <limits>
 
-#include "run_store_test_support.h"
+#include "store/run_store_test_support.h"
 
 namespace orchestrate {
 namespace {

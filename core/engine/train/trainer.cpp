@@ -1,28 +1,28 @@
-#include "trainer.h"
-#include "run_store.h"
-#include "elapsed_seconds.h"
+#include "engine/train/trainer.h"
+#include "engine/setup/elapsed_seconds.h"
+#include "store/run_store.h"
 
 #include <chrono>
 #include <optional>
 
-#include "checkpointer.h"
-#include "crash_handler.h"
-#include "collective.h"
-#include "components.h"
-#include "compute_setup.h"
-#include "durable_file.h"
+#include "checkpoint/checkpointer.h"
+#include "checkpoint/durable_file.h"
+#include "checkpoint/resume.h"
+#include "crash_report/crash_handler.h"
+#include "distributed/collective.h"
+#include "engine/recipe/recipe_settings.h"
+#include "engine/recipe/usable_cores.h"
+#include "engine/setup/components.h"
+#include "engine/setup/compute_setup.h"
+#include "engine/setup/run_identity.h"
+#include "engine/setup/utilisation_baseline.h"
+#include "engine/train/run_data_events.h"
+#include "engine/train/run_hooks.h"
+#include "engine/train/stop_signal.h"
+#include "engine/train/training_run.h"
+#include "export/serving_export.h"
 #include "orchestrate/error.h"
-#include "resume.h"
-#include "run_data_events.h"
-#include "run_failure.h"
-#include "run_hooks.h"
-#include "run_identity.h"
-#include "serving_export.h"
-#include "settings.h"
-#include "stop_signal.h"
-#include "train/training_run.h"
-#include "usable_cores.h"
-#include "utilisation_baseline.h"
+#include "store/run_failure.h"
 
 namespace orchestrate {
 
@@ -106,7 +106,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   std::vector<std::string> resume_changes;
   if (!options.resume_from.empty()) {
     resume = read_checkpoint_meta(options.resume_from);
-    resume_changes = check_resume_recipe(*resume, options.resume_from, recipe, compute.world_size);
+    resume_changes = check_resume_recipe(*resume, options.resume_from, recipe, registry, compute.world_size);
     if (leader && !store.find_run(std::to_string(resume->run_id)))
       throw UsageError("--resume " + options.resume_from + ": its run " + std::to_string(resume->run_id) +
                        " is not in " + store.path() + "; pass the run store it was recorded in with --db");

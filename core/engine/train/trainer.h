@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "engine/recipe/recipe.h"
 #include "orchestrate/registry.h"
-#include "recipe.h"
-#include "run_records.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -1,9 +1,9 @@
 // The step loop: epochs of updates of micro-batches. Each concern is a part
 // (training_run.h); this file only says in which order they act.
+#include "engine/train/objective.h"
+#include "engine/train/training_run.h"
 #include "orchestrate/error.h"
-#include "run_store.h"
-#include "train/objective.h"
-#include "train/training_run.h"
+#include "store/run_store.h"
 
 namespace orchestrate {
 

@@ -1,11 +1,11 @@
-#include "train/training_run.h"
-#include "elapsed_seconds.h"
+#include "engine/train/training_run.h"
+#include "engine/setup/elapsed_seconds.h"
 
 #include <ATen/ATen.h>
 
 #include <iomanip>
 
-#include "train/objective.h"
+#include "engine/train/objective.h"
 
 namespace orchestrate {
 

@@ -1,4 +1,4 @@
-#include "train/update_step.h"
+#include "engine/train/update_step.h"
 
 #include <ATen/ATen.h>
 

@@ -12,13 +12,13 @@
 #include <string>
 #include <vector>
 
-#include "components.h"
+#include "engine/recipe/settings.h"
+#include "engine/setup/components.h"
+#include "engine/train/dim_reduce_stage.h"
+#include "engine/train/precision_policy.h"
 #include "orchestrate/stateful.h"
-#include "run_records.h"
-#include "settings.h"
-#include "train/dim_reduce_stage.h"
-#include "train/precision_policy.h"
-#include "run_recorder.h"
+#include "store/run_recorder.h"
+#include "store/run_records.h"
 
 namespace orchestrate {
 

@@ -2,7 +2,7 @@
 // rate times the group's scale, gradients are cleared after, and an update
 // whose loss is not finite is skipped, counted, recorded, and kept across a
 // resume (its state).
-#include "train/update_step.h"
+#include "engine/train/update_step.h"
 
 #include <gtest/gtest.h>
 #include <torch/optim/sgd.h>
@@ -11,7 +11,7 @@
 
 #include <limits>
 
-#include "run_store_test_support.h"
+#include "store/run_store_test_support.h"
 
 namespace orchestrate {
 namespace {

@@ -68,6 +68,10 @@ struct ORCHESTRATE_API ParamSpec {
   std::vector<std::string> choices;  // allowed values of a string
   ParamRole role = ParamRole::none;  // what the host reads it as (see ParamRole)
   PathCheck must_exist = PathCheck::none;  // a string naming data (see PathCheck)
+  // May differ between a checkpoint's recipe and the recipe that resumes it,
+  // because it does not change the training trajectory (a log cadence, a
+  // checkpoint interval); any other changed key refuses `--resume`.
+  bool resume_safe = false;
 
   bool required() const { return !default_value.has_value(); }
   ParamSpec& at_least(double lower) { min = lower; min_exclusive = false; return *this; }
@@ -79,6 +83,7 @@ struct ORCHESTRATE_API ParamSpec {
   ParamSpec& with_role(ParamRole meaning) { role = meaning; return *this; }
   ParamSpec& existing_directory() { must_exist = PathCheck::existing_directory; return *this; }
   ParamSpec& existing_file() { must_exist = PathCheck::existing_file; return *this; }
+  ParamSpec& safe_on_resume() { resume_safe = true; return *this; }
   // The reason `value` does not name what must_exist asks for, or "".
   std::string path_problem(const ParamValue& value) const;
   // The reason `value` is outside this spec's bounds or choices, or "" when it is fine.

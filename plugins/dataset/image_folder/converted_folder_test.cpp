@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/testing/dataset_batches.h"
 #include "orchestrate/testing/plugin_under_test.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "build_paths.h"
 
 namespace {
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "build_paths.h"
 #include "example.pb.h"
 #include "orchestrate/dataset.h"
 #include "orchestrate/testing/dataset_batches.h"
@@ -22,7 +23,6 @@
 #include "orchestrate/tfrecord/crc32c.h"
 #include "orchestrate/tfrecord/record_framing.h"
 #include "tfrecord_testing.h"
-#include "build_paths.h"
 
 namespace orchestrate::tfrecord {
 namespace {

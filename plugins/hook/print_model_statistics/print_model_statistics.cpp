@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "orchestrate/model_flops.h"
 #include "orchestrate/hook.h"
+#include "orchestrate/model_flops.h"
 #include "orchestrate/plugin.h"
 
 namespace {

@@ -12,10 +12,10 @@
 #include <set>
 #include <string>
 
-#include "orchestrate/profiler_start.h"
 #include "orchestrate/error.h"
 #include "orchestrate/hook.h"
 #include "orchestrate/plugin.h"
+#include "orchestrate/profiler_start.h"
 
 namespace {
 

@@ -19,10 +19,10 @@
 #include <string_view>
 #include <vector>
 
+#include "checkpoint/safetensors.h"
 #include "orchestrate/model.h"
 #include "orchestrate/testing/python_reference.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "safetensors.h"
 
 namespace orchestrate::model_testing {
 

@@ -1,0 +1,82 @@
+// What limits a run's training speed, and the recipe change that addresses
+// it: the conclusion `report throughput` draws from a run's phase shares,
+// where MLflow, Aim and TensorBoard leave it to the reader.
+//
+// The run's time is split four ways, as shares of its training time (the
+// steps plus evaluation):
+//   input          the steps' data wait: the model waited for a batch;
+//   communication  the steps' gradient sync (all-reduce or compressed exchange);
+//   overhead       evaluation, and what the steps spent outside their phases
+//                  (logging, checkpoints, the run store);
+//   compute        forward, backward and the optimizer: what is left.
+// The verdict names the largest of input, communication and overhead when it
+// takes at least kLimitingShare of the time, and compute otherwise. The fixes
+// are recipe keys with values for this run (its resolved recipe and host),
+// the most effective first.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/reports.h"
+#include "engine/recipe/core_defaults.h"
+#include "store/run_store.h"
+
+namespace orchestrate {
+
+// A phase that takes this share of the training time limits the run: a
+// fifth of a GPU's time idle for input is worth a recipe change.
+inline constexpr double kLimitingShare = 0.2;
+
+// What the verdict reads about a run besides its step timings.
+struct RunFacts {
+  std::map<std::string, std::string> params;  // the resolved recipe, flattened: "run.num_workers" -> "2"
+  int cores = 0;                              // usable cores on the run's host; 0: not recorded
+  // Where a key the run did not record (an older run) or recorded unreadably
+  // takes its value from: the key's spec.
+  const CoreDefaults* defaults = &CoreDefaults::builtin();
+  std::string param(const std::string& key) const;
+  double number(const std::string& key) const;
+};
+
+// The run's params and the cores its "threads" event recorded.
+RunFacts run_facts(const RunStore& store, const RunSummary& run,
+                   const CoreDefaults& defaults = CoreDefaults::builtin());
+
+struct Verdict {
+  std::string limit;  // "input", "compute", "communication" or "overhead"; "" without measured steps
+  double input_share = 0, communication_share = 0, overhead_share = 0, compute_share = 0;  // of training time
+  std::string evidence;            // the figures behind the limit, one line
+  std::vector<std::string> fixes;  // recipe changes, "[run] num_workers = 2 (now 0; ...)"
+};
+
+Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts);
+
+// With one row per rank (report throughput --per-rank): the rank whose busy
+// time per step (everything but waiting in the gradient sync) is longest,
+// when it exceeds the other ranks' median by more than 10 %; in a
+// synchronous job the others wait for it in their sync.
+struct Straggler {
+  std::string rank;
+  double busy_s = 0;         // its median step's time outside the sync
+  double others_busy_s = 0;  // the other ranks' median of the same
+};
+std::optional<Straggler> find_straggler(const std::vector<ThroughputRow>& ranks);
+
+}  // namespace orchestrate
+
+namespace orchestrate {
+
+// The verdict as columns of a throughput table, one verdict per row (rank
+// rows get none): "limit", and for programs (csv, json) "evidence" and
+// "fixes" (a list; joined by "; " in csv).
+void add_verdict_columns(Table& table, const std::vector<ThroughputRow>& rows, const std::vector<Verdict>& verdicts);
+
+// For people, under the table: each run's limit, evidence and fixes, and a
+// straggler when there is one.
+std::string verdict_text(const std::vector<ThroughputRow>& rows, const std::vector<Verdict>& verdicts,
+                         const std::map<std::int64_t, Straggler>& stragglers);
+
+}  // namespace orchestrate

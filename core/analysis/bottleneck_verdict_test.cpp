@@ -1,0 +1,126 @@
+// The verdict's rules on phase shares made up to sit on either side of each
+// threshold; tests/integration/throughput_verdict_test.cpp checks it on real runs.
+#include "analysis/bottleneck_verdict.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace orchestrate {
+namespace {
+
+ThroughputRow row_with(double data_wait, double compute, double sync, double optimizer, double eval_s = 0) {
+  ThroughputRow row;
+  row.run_id = 1;
+  row.name = "r";
+  row.device = "cpu";
+  row.steps = 100;
+  row.train_s = 100;
+  row.eval_s = eval_s;
+  row.median_step_s = 1;
+  row.p95_step_s = 1.1;
+  row.data_wait_share = data_wait;
+  row.compute_share = compute;
+  row.sync_share = sync;
+  row.optimizer_share = optimizer;
+  row.bytes_per_step = 8 << 20;
+  return row;
+}
+
+RunFacts facts_with(std::map<std::string, std::string> params, int cores = 8) {
+  RunFacts facts;
+  facts.params = std::move(params);
+  facts.cores = cores;
+  return facts;
+}
+
+bool mentions(const Verdict& verdict, const std::string& text) {
+  for (const auto& fix : verdict.fixes)
+    if (fix.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST(BottleneckVerdict, ADataWaitOfAFifthIsInputBoundAndAsksForWorkersUpToTheCores) {
+  const auto verdict = bottleneck_verdict(row_with(0.6, 0.3, 0, 0.05), facts_with({{"run.num_workers", "0"}}));
+  EXPECT_EQ(verdict.limit, "input");
+  EXPECT_NEAR(verdict.input_share, 0.6, 1e-9);
+  EXPECT_NE(verdict.evidence.find("60 %"), std::string::npos) << verdict.evidence;
+  ASSERT_FALSE(verdict.fixes.empty());
+  EXPECT_EQ(verdict.fixes.front().rfind("[run] num_workers = 8 (now 0", 0), 0u) << verdict.fixes.front();
+  EXPECT_TRUE(mentions(verdict, "[run] cache_mb = "));
+  // With every core already a worker, the next fixes come first.
+  const auto saturated = bottleneck_verdict(row_with(0.6, 0.3, 0, 0.05),
+                                            facts_with({{"run.num_workers", "8"}, {"run.cache_mb", "0"}}));
+  EXPECT_EQ(saturated.fixes.front().rfind("[run] cache_mb", 0), 0u) << saturated.fixes.front();
+  EXPECT_EQ(bottleneck_verdict(row_with(0.19, 0.75, 0, 0.05), facts_with({})).limit, "compute");
+}
+
+TEST(BottleneckVerdict, SyncIsCommunicationBoundWithTheBucketAndCompressionFixes) {
+  const auto verdict = bottleneck_verdict(
+      row_with(0.05, 0.3, 0.6, 0.05),
+      facts_with({{"distributed.bucket_size_mb", "0.01"}, {"gradient_compression.plugin", "\"none\""},
+                  {"run.batch_size", "32"}}));
+  EXPECT_EQ(verdict.limit, "communication");
+  EXPECT_NE(verdict.evidence.find("8.00 MiB sent per update"), std::string::npos) << verdict.evidence;
+  ASSERT_EQ(verdict.fixes.size(), 3u);
+  EXPECT_EQ(verdict.fixes[0].rfind("[distributed] bucket_size_mb = 25 (now 0.010", 0), 0u) << verdict.fixes[0];
+  EXPECT_EQ(verdict.fixes[1].rfind("[gradient_compression] plugin = \"dgc\"", 0), 0u) << verdict.fixes[1];
+  EXPECT_EQ(verdict.fixes[2].rfind("[run] batch_size = 64 (now 32", 0), 0u) << verdict.fixes[2];
+}
+
+TEST(BottleneckVerdict, EvaluationAndTimeBetweenPhasesAreOverhead) {
+  // Steps fully in their phases, but evaluation as long as the steps.
+  const auto eval_heavy = bottleneck_verdict(row_with(0.05, 0.9, 0, 0.05, /*eval_s=*/100),
+                                             facts_with({{"eval.every_epochs", "1"}, {"run.epochs", "8"}}));
+  EXPECT_EQ(eval_heavy.limit, "overhead");
+  EXPECT_NEAR(eval_heavy.overhead_share, 0.5, 1e-9);
+  EXPECT_EQ(eval_heavy.fixes.front().rfind("[eval] every_epochs = 2 (now 1", 0), 0u) << eval_heavy.fixes.front();
+  // A third of each step outside the phases, logging every step.
+  const auto logging = bottleneck_verdict(row_with(0.05, 0.55, 0, 0.05), facts_with({{"run.log_every", "1"}}));
+  EXPECT_EQ(logging.limit, "overhead");
+  EXPECT_TRUE(mentions(logging, "[run] log_every = 50 (now 1)"));
+}
+
+// A run that evaluates once, at its end, gains nothing from evaluating less
+// often: one epoch, or capped by max_steps (a 100-step run).
+TEST(BottleneckVerdict, AShortRunIsNotToldToEvaluateLessOften) {
+  for (const auto& params : {std::map<std::string, std::string>{{"run.epochs", "1"}},
+                             std::map<std::string, std::string>{{"run.epochs", "8"}, {"run.max_steps", "100"}},
+                             std::map<std::string, std::string>{{"run.epochs", "2"}, {"eval.every_epochs", "2"}}}) {
+    const auto verdict = bottleneck_verdict(row_with(0.05, 0.9, 0, 0.05, /*eval_s=*/100), facts_with(params));
+    EXPECT_EQ(verdict.limit, "overhead");
+    EXPECT_FALSE(mentions(verdict, "every_epochs = ")) << verdict.fixes.front();
+    EXPECT_EQ(verdict.fixes.front().rfind("[eval] enabled = false for a run that times training (now true; evaluation "
+                                          "took 50 % of the training time, but this run evaluates once", 0),
+              0u)
+        << verdict.fixes.front();
+  }
+}
+
+TEST(BottleneckVerdict, ComputeBoundOnCudaInFp32AsksForBf16) {
+  auto row = row_with(0.02, 0.9, 0, 0.08);
+  row.device = "cuda:0";
+  const auto verdict = bottleneck_verdict(row, facts_with({{"precision.mode", "\"fp32\""}}));
+  EXPECT_EQ(verdict.limit, "compute");
+  EXPECT_EQ(verdict.fixes.front().rfind("[precision] mode = \"bf16\"", 0), 0u) << verdict.fixes.front();
+  ThroughputRow nothing;
+  EXPECT_EQ(bottleneck_verdict(nothing, facts_with({})).limit, "");
+}
+
+TEST(BottleneckVerdict, AStragglerIsTheRankBusyLongestBeyondATenthOverTheOthers) {
+  std::vector<ThroughputRow> ranks(4, row_with(0.1, 0.5, 0.3, 0.1));
+  ranks[0].rank = "job";
+  ranks[1].rank = "1";
+  ranks[2].rank = "2";
+  ranks[3].rank = "3";
+  EXPECT_FALSE(find_straggler(ranks).has_value());
+  ranks[2].sync_share = 0.05;  // the others wait for rank 2 in their sync
+  const auto straggler = find_straggler(ranks);
+  ASSERT_TRUE(straggler.has_value());
+  EXPECT_EQ(straggler->rank, "2");
+  EXPECT_NEAR(straggler->busy_s, 0.95, 1e-9);
+  EXPECT_NEAR(straggler->others_busy_s, 0.7, 1e-9);
+}
+
+}  // namespace
+}  // namespace orchestrate

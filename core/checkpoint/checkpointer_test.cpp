@@ -1,0 +1,65 @@
+// The checkpoint policy alone: when a save is due (every N steps, every N
+// epochs), that a position is saved once, and that only the newest keep_max
+// checkpoints stay, on disk and in the run store.
+#include "checkpoint/checkpointer.h"
+
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+
+#include "store/run_store_test_support.h"
+
+namespace orchestrate {
+namespace {
+
+namespace fs = std::filesystem;
+
+CheckpointContent content_at(std::int64_t step) {
+  CheckpointContent c;
+  c.meta.orchestrate_version = "0.1.0";
+  c.meta.step = step;
+  c.meta.epoch = 1;
+  c.meta.reason = "interval";
+  c.meta.created_at = "2026-11-28T10:00:00.000Z";
+  c.meta.model = "lenet";
+  c.weights.tensors = {{"w", at::full({2}, static_cast<float>(step))}};
+  c.trainer_state = "state";
+  c.recipe_toml = "schema_version = 1\n";
+  return c;
+}
+
+TEST(Checkpointer, SavesWhenDueOncePerPositionAndKeepsTheNewest) {
+  testing::ScratchRun run;
+  CheckpointSettings settings;
+  settings.every_steps = 5;
+  settings.every_epochs = 2;
+  settings.keep_max = 2;
+  Checkpointer checkpointer(settings, run.dir.file("ck/run-1"), run.recorder);
+
+  EXPECT_FALSE(checkpointer.due_after_update(4));
+  EXPECT_EQ(checkpointer.due_after_update(10), "interval");
+  EXPECT_EQ(checkpointer.due_after_update(3, /*time_due=*/true), "time");
+  EXPECT_FALSE(checkpointer.due_by_time()) << "save_interval_secs = 0 is off";
+  EXPECT_FALSE(checkpointer.due_after_epoch(1));
+  EXPECT_TRUE(checkpointer.due_after_epoch(2));
+
+  std::vector<std::string> paths;
+  for (const std::int64_t step : {5, 10, 15}) paths.push_back(checkpointer.save(content_at(step)));
+  EXPECT_TRUE(checkpointer.saved_at(15, 0));
+  EXPECT_FALSE(checkpointer.saved_at(15, 1)) << "another micro-batch of the same update is another position";
+  EXPECT_EQ(checkpointer.newest(), paths.back());
+  EXPECT_FALSE(fs::exists(paths[0])) << "keep_max = 2 removes the oldest";
+  EXPECT_TRUE(fs::exists(paths[1]));
+  EXPECT_TRUE(fs::exists(paths[2]));
+  run.store.flush();
+  const auto recorded = run.store.checkpoints(run.id);
+  ASSERT_EQ(recorded.size(), 2U) << "the store forgets the pruned one";
+  EXPECT_EQ(recorded[0].step, 10);
+  EXPECT_EQ(recorded[1].step, 15);
+  EXPECT_EQ(recorded[1].path, paths[2]);
+}
+
+}  // namespace
+}  // namespace orchestrate

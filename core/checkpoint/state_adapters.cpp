@@ -1,0 +1,95 @@
+#include "checkpoint/state_adapters.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
+#include <torch/cuda.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+
+StateDict OptimizerState::state_dict() const {
+  torch::serialize::OutputArchive archive;
+  optimizer_.save(archive);
+  std::ostringstream out;
+  archive.save_to(out);
+  const std::string bytes = out.str();
+  auto tensor = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kByte);
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(tensor.data_ptr<std::uint8_t>()));
+  return {{"archive", tensor}};
+}
+
+void OptimizerState::load_state_dict(const StateDict& state) {
+  const auto it = state.find("archive");
+  if (it == state.end()) throw Error("its section holds no optimizer archive");
+  const auto bytes = it->second.contiguous();
+  torch::serialize::InputArchive archive;
+  archive.load_from(reinterpret_cast<const char*>(bytes.data_ptr<std::uint8_t>()),
+                    static_cast<std::size_t>(bytes.numel()));
+  optimizer_.load(archive);
+}
+
+namespace {
+
+std::vector<std::pair<std::string, at::Generator>> default_generators() {
+  std::vector<std::pair<std::string, at::Generator>> out{{"cpu", at::detail::getDefaultCPUGenerator()}};
+  const auto cuda_devices = static_cast<int>(torch::cuda::device_count());
+  for (int i = 0; i < cuda_devices; ++i)
+    out.emplace_back("cuda." + std::to_string(i), at::globalContext().defaultGenerator(c10::Device(
+                                                     c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(i))));
+  return out;
+}
+
+}  // namespace
+
+StateDict RandomGenerators::state_dict() const {
+  StateDict out;
+  for (auto& [key, generator] : default_generators()) {
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    out[key] = generator.get_state();
+  }
+  return out;
+}
+
+void RandomGenerators::load_state_dict(const StateDict& state) {
+  for (auto& [key, generator] : default_generators()) {
+    const auto it = state.find(key);
+    if (it == state.end()) {
+      if (key == "cpu") throw Error("its section holds no CPU generator state");
+      continue;  // a CUDA device the saving process did not have
+    }
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(it->second);
+  }
+}
+
+StateDict PartialUpdate::state_dict() const {
+  StateDict out;
+  if (micro_batches_done_ == 0) return out;
+  for (std::size_t i = 0; i < parameters_.size(); ++i)
+    if (parameters_[i].grad().defined()) out["grad." + std::to_string(i)] = parameters_[i].grad();
+  if (partial_loss_.defined()) out["partial_loss"] = partial_loss_;
+  return out;
+}
+
+void PartialUpdate::load_state_dict(const StateDict& state) {
+  at::NoGradGuard no_grad;
+  for (std::size_t i = 0; i < parameters_.size(); ++i) {
+    const auto it = state.find("grad." + std::to_string(i));
+    if (it == state.end()) continue;
+    auto& param = const_cast<at::Tensor&>(parameters_[i]);
+    if (param.grad().defined()) param.mutable_grad().copy_(it->second);
+    else param.mutable_grad() = it->second.to(param.device()).contiguous(param.suggest_memory_format());
+  }
+  if (const auto it = state.find("partial_loss"); it != state.end()) partial_loss_ = it->second.to(device_);
+}
+
+}  // namespace orchestrate
