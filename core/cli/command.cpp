@@ -25,6 +25,10 @@ const std::vector<Command>& commands() {
        rerun_command},
       {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors", engine,
        eval_command},
+      {"sweep",
+       "search a recipe's keys: the trials of a sweep spec, checked, run side by side and ranked: orchestrate "
+       "sweep SPEC [--dry-run]",
+       engine, sweep_command},
       {"bench-input",
        "time the recipe's input pipeline alone (first batch, images/s): orchestrate bench-input RECIPE [--batches N]",
        engine, bench_input_command},

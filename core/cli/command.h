@@ -94,6 +94,7 @@ ORCHESTRATE_ENGINE_COMMAND int run_command(const std::vector<std::string>& argum
 ORCHESTRATE_ENGINE_COMMAND int rerun_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int eval_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int bench_input_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int sweep_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int plugins_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int describe_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int checkpoints_command(const std::vector<std::string>& arguments);

@@ -143,6 +143,12 @@ def main():
         check("weights-list", orchestrate("weights", "list", checkpoint, "--format", "json"), "weights list")
         check("eval", orchestrate("eval", recipe, "--checkpoint", "1", "--db", db, "--format", "json"), "eval")
         check("bench-input", orchestrate("bench-input", recipe, "--batches", "2", "--format", "json"), "bench-input")
+        spec = os.path.join(scratch, "lr.toml")
+        with open(spec, "w") as f:
+            f.write('[sweep]\nrecipe = "probe.toml"\nmetric = "eval/top1"\nconcurrency = 1\n'
+                    '[sweep.parameters]\n"optimizer.lr" = [0.001, 0.002]\n')
+        check("sweep", orchestrate("sweep", spec, "--db", db, "--format", "json"), "sweep")
+        check("sweep", orchestrate("sweep", spec, "--dry-run", "--format", "json"), "sweep --dry-run")
         served = os.path.join(scratch, "served")
         orchestrate("export", "serving", "1", "--db", db, "-o", served)
         image = os.path.join(scratch, "grey.png")

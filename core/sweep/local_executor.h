@@ -1,0 +1,57 @@
+// Runs a sweep's trials side by side on this machine: `concurrency` slots,
+// each pinned to its own cores (CPU affinity, set in the child before it
+// executes, and OMP_NUM_THREADS) and GPUs (CUDA_VISIBLE_DEVICES), so trials
+// never share a core or a device and never oversubscribe the machine. A
+// trial is any command line (`orchestrate-engine run ...`); its stdout and
+// stderr go to files. Boost.Process starts and watches the children.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace orchestrate::sweep {
+
+struct Job {
+  std::int64_t trial = 0;
+  std::string program;
+  std::vector<std::string> arguments;
+  std::string stdout_path;
+  std::string stderr_path;
+};
+
+struct Slot {
+  std::vector<int> cores;  // CPU ids it is pinned to
+  std::vector<int> gpus;   // device ids it sees, as CUDA_VISIBLE_DEVICES
+};
+
+struct Finished {
+  const Job* job = nullptr;
+  int exit_code = 0;  // 128 + signal when a signal ended it; -1 when it could not start
+  double seconds = 0;
+  int still_running = 0;  // the other jobs running as it ended
+};
+
+// The slots a machine affords: `concurrency` of them, each with `cores_per_slot`
+// of the cores this process may run on (sched_getaffinity) and `gpus_per_slot`
+// of `gpus` devices, in order. Throws Error when they do not fit.
+std::vector<Slot> machine_slots(int concurrency, int cores_per_slot, int gpus_per_slot, int gpus);
+
+class LocalExecutor {
+ public:
+  explicit LocalExecutor(std::vector<Slot> slots) : slots_(std::move(slots)) {}
+
+  // Runs every job, at most one per slot at a time, in order; `on_finished`
+  // after each one ends (from this thread), `on_tick` about once a second
+  // with the jobs running. Returns when all have ended, or, once `stop()`
+  // returns true, when the running ones have (the rest never start).
+  void run(const std::vector<Job>& jobs, const std::function<void(const Finished&)>& on_finished,
+           const std::function<void(int running)>& on_tick, const std::function<bool()>& stop);
+
+ private:
+  std::vector<Slot> slots_;
+};
+
+}  // namespace orchestrate::sweep
