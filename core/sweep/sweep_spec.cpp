@@ -134,7 +134,10 @@ void read_distribution(Parameter& parameter, const toml::table& table, Problems&
     problems.add(table, parameter.key + ": give one of " + joined(kRangeKinds) + ", e.g. { log = [0.001, 0.1] }");
     return;
   }
-  const auto& [kind_key, node] = *table.begin();
+  // The iterator kept: toml++'s yields a reference into itself, which a
+  // temporary iterator would leave dangling (fuzzing found it).
+  const auto first = table.begin();
+  const auto& [kind_key, node] = *first;
   const std::string kind(kind_key.str());
   const toml::array* items = node.as_array();
   if (!items) {
