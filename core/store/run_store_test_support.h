@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "orchestrate/error.h"
+#include "orchestrate/testing/error_text.h"
 #include "orchestrate/testing/scratch_dir.h"
 #include "store/run_recorder.h"
 #include "store/run_store.h"
@@ -55,16 +57,12 @@ struct ScratchRun {
   RunRecorder recorder{store, id};
 };
 
-// Runs `work`, expecting an orchestrate::Error, and returns its message.
-template <class Work>
-std::string error_message_of(Work&& work) {
-  try {
-    work();
-  } catch (const Error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "expected an orchestrate::Error";
-  return "";
+// error_of (orchestrate/testing/error_text.h), where no Error is itself a
+// test failure: the message of the Error `work` is expected to throw.
+inline std::string error_message_of(const std::function<void()>& work) {
+  const std::string message = error_of(work);
+  if (message.empty()) ADD_FAILURE() << "expected an orchestrate::Error with a message";
+  return message;
 }
 
 }  // namespace orchestrate::testing
