@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "engine/recipe/core_settings_tables.h"
 #include "limits/checked_toml.h"
 #include "limits/nesting_check.h"
 #include "orchestrate/closest_match.h"
@@ -310,8 +311,13 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& path, int u
   SweepSpec spec;
   spec.path = path;
   spec.name = std::filesystem::path(path).stem().string();
-  check_keys(root, {"sweep"}, "a sweep spec (everything goes in [sweep])", problems);
-  const toml::table* sweep = root["sweep"].as_table();
+  const toml::table* sweep = root[kSweepTable].as_table();
+  // A [sweep] without a recipe key is a recipe's own: the file is the base
+  // recipe, whose other tables `orchestrate sweep` checks as a run would.
+  const bool in_a_recipe = sweep && !sweep->get("recipe") && root.size() > 1;
+  if (!in_a_recipe)
+    check_keys(root, {std::string(kSweepTable)}, "a sweep spec that names its recipe (everything goes in [sweep])",
+               problems);
   if (!sweep) {
     problems.add("no [sweep] table: a sweep spec names its base recipe, metric and parameters there "
                  "(share/doc/sweeps.md)");
@@ -319,7 +325,10 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& path, int u
   }
   check_keys(*sweep, kSweepKeys, "[sweep]", problems);
   if (auto recipe = string_at(*sweep, "recipe", problems)) spec.recipe = *recipe;
-  if (spec.recipe.empty()) problems.add(*sweep, "[sweep] recipe is required: the base recipe's file or name");
+  if (in_a_recipe) spec.recipe = std::filesystem::path(path).filename().string();
+  if (spec.recipe.empty())
+    problems.add(*sweep, "[sweep] recipe is required: the base recipe's file or name (or put [sweep] in the recipe "
+                         "itself)");
   if (auto name = string_at(*sweep, "name", problems); name && !name->empty()) spec.name = *name;
   if (auto metric = string_at(*sweep, "metric", problems)) {
     spec.metric = *metric;

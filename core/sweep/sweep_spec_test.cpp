@@ -163,6 +163,26 @@ trials = 5
             std::string::npos);
 }
 
+// A recipe may carry its own [sweep]: without a recipe key, the file is the base recipe.
+TEST(SweepSpec, ASweepTableInARecipeSweepsThatRecipe) {
+  const std::string recipe = R"(schema_version = 1
+[run]
+epochs = 1
+[sweep]
+metric = "eval/top1"
+concurrency = 1
+[sweep.parameters]
+"optimizer.lr" = [0.1, 0.2]
+)";
+  const SweepSpec spec = parse_sweep_spec(recipe, "recipes/mine.toml", 2, 0);
+  EXPECT_EQ(spec.recipe, "mine.toml");
+  EXPECT_EQ(spec.name, "mine");
+  EXPECT_EQ(spec.trials, 2);
+  // A spec file that names its recipe holds nothing else.
+  EXPECT_NE(error_of(kGood + "[run]\nepochs = 1\n").find("unknown key 'run' in a sweep spec that names its recipe"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, TooManyGpusOrNoSweepTableIsRefused) {
   EXPECT_NE(error_of(good_with("gpus = 1\n"), 2, 1).find("needs 2 GPUs, but this machine has 1"), std::string::npos);
   EXPECT_NE(error_of("[run]\nseed = 1\n").find("spec.toml: no [sweep] table"), std::string::npos);

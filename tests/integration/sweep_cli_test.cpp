@@ -90,6 +90,26 @@ mode = "min"
   EXPECT_TRUE(std::filesystem::exists(dir.file("sweeps/lr/trial-2.log")));
 }
 
+// A recipe with its own [sweep]: `sweep` runs its trials, `run` trains it as it is.
+TEST(SweepCli, ARecipeCarriesItsOwnSweep) {
+  ScratchDir dir;
+  const std::string recipe = dir.write("probe.toml", kRecipe + R"([sweep]
+metric = "train/loss"
+mode = "min"
+concurrency = 1
+[sweep.parameters]
+"optimizer.lr" = [0.01, 0.02]
+)");
+  auto planned = run_orchestrate("sweep " + recipe + " --dry-run --format csv");
+  EXPECT_EQ(planned.exit_code, 0) << planned.output;
+  EXPECT_NE(planned.output.find("sweep probe: 2 trials of " + recipe + " checked"), std::string::npos)
+      << planned.output;
+  const auto alone = run_orchestrate("run " + recipe + " --dry-run");
+  EXPECT_EQ(alone.exit_code, 0) << alone.output;
+  EXPECT_NE(alone.output.find("\nlr = 0.01\n"), std::string::npos) << alone.output;  // the recipe's own value
+  EXPECT_EQ(alone.output.find("[sweep]"), std::string::npos) << alone.output;  // not part of the resolved recipe
+}
+
 TEST(SweepCli, ABadSpecIsOneLocatedLinePerProblemAndNothingRuns) {
   ScratchDir dir;
   dir.write("probe.toml", kRecipe + "[eval]\nenabled = false\n");

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -12,6 +13,10 @@
 #include "engine/recipe/settings_table.h"
 
 namespace orchestrate {
+
+// A recipe may carry its own sweep spec in this table (core/sweep/sweep_spec.h):
+// `orchestrate sweep RECIPE` reads it, `orchestrate run` leaves it alone.
+inline constexpr std::string_view kSweepTable = "sweep";
 
 const SettingsTable<RunSettings>& run_keys();
 const SettingsTable<Settings>& model_keys();  // [model] memory_format

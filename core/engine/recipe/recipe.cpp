@@ -8,6 +8,7 @@
 
 #include "limits/checked_toml.h"
 
+#include "engine/recipe/core_settings_tables.h"
 #include "engine/recipe/core_tables.h"
 #include "engine/recipe/cross_table_checks.h"
 #include "engine/recipe/param_conversion.h"
@@ -91,7 +92,7 @@ class RecipeReader {
     }
     for (const auto& [key, node] : root_) {
       const std::string name(key.str());
-      if (name == "schema_version") continue;
+      if (name == "schema_version" || name == kSweepTable) continue;  // [sweep]: `orchestrate sweep` reads it
       if (!find_table(name)) {
         problem(at(node, key.source()) + "unknown table [" + name + "]" + did_you_mean(name, table_names()) +
                 " (known: " + join(table_names()) + ")");
