@@ -83,9 +83,13 @@ int sweep_command(const std::vector<std::string>& arguments) {
   std::cerr << "ranked by " << spec.metric << " (" << (spec.mode == sweep::Mode::max ? "max" : "min")
             << "); the trials: orchestrate runs --tag sweep=" << spec.name << " --db " << setup.db << "\n";
   std::cout << render(sweep::ranking_table(spec, outcomes), format);
-  for (const auto& outcome : outcomes)
-    if (outcome.status == "failed") return 1;
-  return 0;
+  // Stopped (Ctrl-C): the exit code of an interrupted run; else 1 when a trial failed.
+  int exit_code = 0;
+  for (const auto& outcome : outcomes) {
+    if (outcome.status == "interrupted" || outcome.status == "pending") return 130;
+    if (outcome.status == "failed") exit_code = 1;
+  }
+  return exit_code;
 }
 
 }  // namespace orchestrate::cli

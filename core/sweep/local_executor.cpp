@@ -1,7 +1,9 @@
 #include "sweep/local_executor.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
@@ -35,13 +37,16 @@ std::string joined(const std::vector<int>& ids) {
   return out;
 }
 
-// Pins the child to its slot's cores between fork and exec, so that not one
-// of its threads starts elsewhere.
+// Between fork and exec: pins the child to its slot's cores, so that not one
+// of its threads starts elsewhere, and gives it a process group of its own,
+// so that a Ctrl-C at the terminal reaches the sweep alone, which passes it
+// on to each trial once (a second SIGINT would kill a run before it saves).
 struct PinToCores {
   cpu_set_t mask;
   template <class Executor>
   void operator()(Executor&) const {
     sched_setaffinity(0, sizeof mask, &mask);
+    setpgid(0, 0);
   }
 };
 
@@ -74,9 +79,15 @@ void LocalExecutor::run(const std::vector<Job>& jobs, const std::function<void(c
                         const std::function<void(int running)>& on_tick, const std::function<bool()>& stop) {
   std::vector<std::optional<Running>> busy(slots_.size());
   std::size_t next = 0;
+  bool passed_on = false;  // the stop, to the running jobs
   auto last_tick = std::chrono::steady_clock::now();
   for (;;) {
     const bool stopping = stop();
+    if (stopping && !passed_on) {
+      passed_on = true;
+      for (const auto& job : busy)
+        if (job) ::kill(job->child->id(), SIGINT);  // each run finishes its step and saves, as on a Ctrl-C
+    }
     int running = 0;
     for (std::size_t s = 0; s < busy.size(); ++s) {
       if (busy[s] && !busy[s]->child->running()) {

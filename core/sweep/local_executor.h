@@ -45,8 +45,10 @@ class LocalExecutor {
 
   // Runs every job, at most one per slot at a time, in order; `on_finished`
   // after each one ends (from this thread), `on_tick` about once a second
-  // with the jobs running. Returns when all have ended, or, once `stop()`
-  // returns true, when the running ones have (the rest never start).
+  // with the jobs running. Once `stop()` returns true, each running job gets
+  // one SIGINT (jobs run in process groups of their own, out of the
+  // terminal's reach) and the rest never start; returns when all that
+  // started have ended.
   void run(const std::vector<Job>& jobs, const std::function<void(const Finished&)>& on_finished,
            const std::function<void(int running)>& on_tick, const std::function<bool()>& stop);
 

@@ -112,6 +112,20 @@ TEST(LocalExecutor, AStopStartsNoMoreJobs) {
   EXPECT_EQ(finished, 1);
 }
 
+// A stop reaches a running job as one SIGINT, as Ctrl-C reaches a run.
+TEST(LocalExecutor, AStopPassesOneSigintToTheRunningJobs) {
+  ScratchDir dir;
+  std::vector<Job> jobs{shell_job(dir, 0, "sleep 30 & trap 'echo interrupted; kill $!; exit 130' INT; wait")};
+  const auto started = std::chrono::steady_clock::now();
+  int code = -2;
+  LocalExecutor(machine_slots(1, 1, 0, 0))
+      .run(jobs, [&](const Finished& finished) { code = finished.exit_code; }, [](int) {},
+           [&] { return std::chrono::steady_clock::now() - started > std::chrono::milliseconds(300); });
+  EXPECT_EQ(code, 130);
+  EXPECT_EQ(contents(jobs[0].stdout_path), "interrupted\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));  // not the 30 s sleep
+}
+
 TEST(LocalExecutor, SlotsThatDoNotFitTheMachineAreRefused) {
   EXPECT_THROW(machine_slots(100000, 1, 0, 0), Error);
   EXPECT_THROW(machine_slots(1, 1, 1, 0), Error);
