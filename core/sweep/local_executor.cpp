@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "engine/recipe/usable_cores.h"
 #include "orchestrate/error.h"
 
 namespace bp = boost::process;
@@ -19,17 +20,6 @@ namespace bp = boost::process;
 namespace orchestrate::sweep {
 
 namespace {
-
-std::vector<int> usable_core_ids() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  std::vector<int> ids;
-  if (sched_getaffinity(0, sizeof mask, &mask) == 0)
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
-      if (CPU_ISSET(cpu, &mask)) ids.push_back(cpu);
-  if (ids.empty()) ids.push_back(0);
-  return ids;
-}
 
 std::string joined(const std::vector<int>& ids) {
   std::string out;

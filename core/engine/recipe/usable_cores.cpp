@@ -14,4 +14,15 @@ int usable_cores() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+std::vector<int> usable_core_ids() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  std::vector<int> ids;
+  if (sched_getaffinity(0, sizeof mask, &mask) == 0)
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu)
+      if (CPU_ISSET(cpu, &mask)) ids.push_back(cpu);
+  if (ids.empty()) ids.push_back(0);
+  return ids;
+}
+
 }  // namespace orchestrate
