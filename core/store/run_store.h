@@ -34,6 +34,7 @@
 
 #include "store/run_filter.h"
 #include "store/run_records.h"
+#include "store/sweep_records.h"
 
 namespace orchestrate {
 
@@ -138,6 +139,21 @@ class RunStore {
   std::optional<DevicePeak> device_peak(const std::string& host, const std::string& device,
                                         const std::string& precision, int threads) const;
   void record_device_peak(const DevicePeak& peak);
+
+  // Sweeps (run_store_sweeps.cpp). begin_sweep inserts the sweep (state
+  // running, started now, this host and process) and its trials (pending),
+  // in one transaction, and returns its id; take_up_sweep marks an ended or
+  // lost sweep running again in this process (`sweep --resume`).
+  std::int64_t begin_sweep(const SweepRecord& sweep, const std::vector<SweepTrialRecord>& trials);
+  void take_up_sweep(std::int64_t sweep_id, const std::string& command_line);
+  void record_sweep_trial(const SweepTrialRecord& trial);  // by (sweep_id, trial); all but overrides
+  void set_sweep_best(std::int64_t sweep_id, std::optional<std::int64_t> best_trial);
+  void end_sweep(std::int64_t sweep_id, const std::string& state);  // finished, stopped or failed
+  // Newest first. A sweep stored as running whose controller was on this
+  // host and is gone reads as "lost" (resume it with `sweep --resume`).
+  std::vector<SweepRecord> list_sweeps() const;
+  // By id, else the newest sweep of that name; nullopt for none.
+  std::optional<SweepDetails> find_sweep(const std::string& id_or_name) const;
 
   // Writes every buffered row now (a busy database keeps them buffered).
   void flush();

@@ -185,3 +185,47 @@ CREATE TABLE device_peaks (
   measured_at TEXT    NOT NULL,  -- ISO-8601 UTC
   PRIMARY KEY (host, device, precision, threads)
 ) WITHOUT ROWID;
+
+-- migration: 8
+-- Sweeps (`orchestrate sweep`): a search over a recipe's keys, each trial a
+-- run tagged sweep=<name>, sweep_id=<id> and trial=<n>. The spec's text is
+-- kept, so `sweep --resume ID` runs the same trials after the file changed
+-- or went, and `sweep show ID` can say what was searched.
+CREATE TABLE sweeps (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT    NOT NULL,
+  spec_path   TEXT    NOT NULL,  -- the spec file as given
+  spec        TEXT    NOT NULL,  -- its text when the sweep began
+  recipe_path TEXT    NOT NULL,  -- the base recipe, resolved
+  metric      TEXT    NOT NULL,
+  mode        TEXT    NOT NULL,  -- 'max' or 'min'
+  scheduler   TEXT    NOT NULL,  -- 'none', 'asha' or 'median'
+  -- 'running', then 'finished' (every trial ended), 'stopped' (Ctrl-C: resumable) or 'failed' (the controller failed)
+  state       TEXT    NOT NULL,
+  best_trial  INTEGER,           -- NULL until a trial has a value
+  started_at  TEXT    NOT NULL,  -- ISO-8601 UTC
+  ended_at    TEXT,
+  host        TEXT    NOT NULL,  -- the controller's machine and process,
+  pid         INTEGER NOT NULL,  -- to tell a live controller from a killed one
+  command_line TEXT   NOT NULL
+);
+CREATE INDEX sweeps_by_name ON sweeps (name);
+
+-- One row per trial, written before any trial starts (state 'pending'), so a
+-- resumed sweep knows the whole set. state: 'pending', 'running', 'finished',
+-- 'stopped' (by the scheduler, at rung `rung`), 'interrupted' (by Ctrl-C or a
+-- lost controller: resumed from its checkpoint) or 'failed' (`reason` says why).
+CREATE TABLE sweep_trials (
+  sweep_id  INTEGER NOT NULL REFERENCES sweeps (id) ON DELETE CASCADE,
+  trial     INTEGER NOT NULL,
+  overrides TEXT    NOT NULL,  -- JSON object: recipe key -> TOML value text
+  state     TEXT    NOT NULL,
+  run_id    INTEGER REFERENCES runs (id) ON DELETE SET NULL,
+  rung      INTEGER,           -- the last rung the trial reached (0, 1, ...); NULL: none
+  step      INTEGER,           -- the step of `value`
+  value     REAL,              -- the metric at the trial's end, or at its last rung when stopped
+  reason    TEXT    NOT NULL DEFAULT '',
+  seconds   REAL    NOT NULL DEFAULT 0,  -- time its processes ran, all attempts
+  PRIMARY KEY (sweep_id, trial)
+) WITHOUT ROWID;
+CREATE INDEX sweep_trials_by_run ON sweep_trials (run_id);
