@@ -22,7 +22,7 @@ namespace {
 const std::vector<std::string> kSweepKeys{"recipe",      "name",    "metric", "mode",  "trials", "sampler",
                                           "concurrency", "threads", "gpus",   "nproc", "seed",   "parameters",
                                           "early_stopping"};
-const std::vector<std::string> kEarlyStoppingKeys{"scheduler", "rung", "grace", "reduction_factor"};
+const std::vector<std::string> kEarlyStoppingKeys{"scheduler", "rung", "grace", "reduction_factor", "min_samples"};
 const std::vector<std::string> kRangeKinds{"range", "log", "int", "choices"};
 
 std::string joined(const std::vector<std::string>& items) {
@@ -220,6 +220,7 @@ void read_early_stopping(const toml::table& table, EarlyStopping& stopping, Prob
     stopping.unit = *unit;
   if (auto grace = integer_at(table, "grace", 1, 1000000000, problems)) stopping.grace = *grace;
   if (auto factor = integer_at(table, "reduction_factor", 2, 100, problems)) stopping.reduction_factor = *factor;
+  if (auto samples = integer_at(table, "min_samples", 1, 1000000, problems)) stopping.min_samples = *samples;
 }
 
 // Combinations of a grid, or kMaxTrials + 1 once it passes that.

@@ -61,6 +61,7 @@ struct EarlyStopping {
   RungUnit unit = RungUnit::epochs;
   std::int64_t grace = 1;
   std::int64_t reduction_factor = 3;
+  std::int64_t min_samples = 3;  // the median rule: other trials at a rung before it stops any
 };
 
 struct SweepSpec {
