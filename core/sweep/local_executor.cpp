@@ -1,6 +1,7 @@
 #include "sweep/local_executor.h"
 
 #include <sched.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,12 +32,17 @@ std::string joined(const std::vector<int>& ids) {
 // of its threads starts elsewhere, and gives it a process group of its own,
 // so that a Ctrl-C at the terminal reaches the sweep alone, which passes it
 // on to each trial once (a second SIGINT would kill a run before it saves).
+// Should the sweep die (kill -9), the child gets that SIGINT from the kernel;
+// one whose parent died before it asked sends it to itself.
 struct PinToCores {
   cpu_set_t mask;
+  pid_t parent;
   template <class Executor>
   void operator()(Executor&) const {
     sched_setaffinity(0, sizeof mask, &mask);
     setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGINT);
+    if (getppid() != parent) raise(SIGINT);
   }
 };
 
@@ -45,6 +51,7 @@ struct Running {
   std::size_t slot;
   std::unique_ptr<bp::child> child;
   std::chrono::steady_clock::time_point started;
+  bool interrupted = false;
 };
 
 }  // namespace
@@ -75,9 +82,17 @@ void LocalExecutor::run(const std::vector<Job>& jobs, const std::function<void(c
     const bool stopping = stop();
     if (stopping && !passed_on) {
       passed_on = true;
-      for (const auto& job : busy)
-        if (job) ::kill(job->child->id(), SIGINT);  // each run finishes its step and saves, as on a Ctrl-C
+      for (auto& job : busy)
+        if (job && !job->interrupted) {
+          ::kill(job->child->id(), SIGINT);  // each run finishes its step and saves, as on a Ctrl-C
+          job->interrupted = true;
+        }
     }
+    for (auto& job : busy)
+      if (job && !job->interrupted && to_interrupt_.count(job->job->trial)) {
+        ::kill(job->child->id(), SIGINT);
+        job->interrupted = true;
+      }
     int running = 0;
     for (std::size_t s = 0; s < busy.size(); ++s) {
       if (busy[s] && !busy[s]->child->running()) {
@@ -93,6 +108,7 @@ void LocalExecutor::run(const std::vector<Job>& jobs, const std::function<void(c
         const Job& job = jobs[next++];
         const Slot& slot = slots_[s];
         PinToCores pin{};
+        pin.parent = getpid();
         CPU_ZERO(&pin.mask);
         for (int core : slot.cores) CPU_SET(core, &pin.mask);
         bp::environment env = boost::this_process::environment();

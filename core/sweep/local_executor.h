@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,19 @@ class LocalExecutor {
   // one SIGINT (jobs run in process groups of their own, out of the
   // terminal's reach) and the rest never start; returns when all that
   // started have ended.
+  // A job's process dies with this one: if the sweep's controller is killed,
+  // each running job gets one SIGINT (PR_SET_PDEATHSIG), saves and ends as
+  // interrupted, to be resumed by `sweep --resume`.
   void run(const std::vector<Job>& jobs, const std::function<void(const Finished&)>& on_finished,
            const std::function<void(int running)>& on_tick, const std::function<bool()>& stop);
 
+  // From a callback of run(): the job of `trial`, if running, gets one SIGINT
+  // (an early-stopped trial ends as a Ctrl-C'd run does, saved).
+  void interrupt(std::int64_t trial) { to_interrupt_.insert(trial); }
+
  private:
   std::vector<Slot> slots_;
+  std::set<std::int64_t> to_interrupt_;
 };
 
 }  // namespace orchestrate::sweep

@@ -3,11 +3,16 @@
 // there are slots, and a job that fails or cannot start is reported, not lost.
 #include "sweep/local_executor.h"
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "orchestrate/error.h"
 #include "orchestrate/testing/scratch_dir.h"
@@ -124,6 +129,42 @@ TEST(LocalExecutor, AStopPassesOneSigintToTheRunningJobs) {
   EXPECT_EQ(code, 130);
   EXPECT_EQ(contents(jobs[0].stdout_path), "interrupted\n");
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));  // not the 30 s sleep
+}
+
+// Early stopping: one job interrupted from a tick, the other left to finish.
+TEST(LocalExecutor, AnInterruptReachesThatJobAloneAsOneSigint) {
+  ScratchDir dir;
+  const std::string trapped = "sleep 30 & trap 'echo interrupted; kill $!; exit 130' INT; wait";
+  std::vector<Job> jobs{shell_job(dir, 0, trapped), shell_job(dir, 1, "sleep 1; echo done")};
+  std::map<std::int64_t, int> codes;
+  LocalExecutor pair(machine_slots(2, 1, 0, 0));
+  pair.run(
+      jobs, [&](const Finished& finished) { codes[finished.job->trial] = finished.exit_code; },
+      [&](int) { pair.interrupt(0); }, [] { return false; });
+  EXPECT_EQ(codes[0], 130);
+  EXPECT_EQ(contents(jobs[0].stdout_path), "interrupted\n");
+  EXPECT_EQ(codes[1], 0);
+  EXPECT_EQ(contents(jobs[1].stdout_path), "done\n");
+}
+
+// kill -9 of the sweep: its running jobs get SIGINT from the kernel, save and end.
+TEST(LocalExecutor, AJobGetsOneSigintWhenTheSweepDies) {
+  ScratchDir dir;
+  const std::string marker = dir.file("marker");
+  const pid_t sweep = fork();
+  if (sweep == 0) {
+    std::vector<Job> jobs{
+        shell_job(dir, 0, "sleep 30 & trap 'echo interrupted > " + marker + "; kill $!; exit 130' INT; wait")};
+    LocalExecutor(machine_slots(1, 1, 0, 0)).run(jobs, [](const Finished&) {}, [](int) {}, [] { return false; });
+    _exit(0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the job runs
+  kill(sweep, SIGKILL);
+  waitpid(sweep, nullptr, 0);
+  const auto killed = std::chrono::steady_clock::now();
+  while (contents(marker).empty() && std::chrono::steady_clock::now() - killed < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(contents(marker), "interrupted\n");
 }
 
 TEST(LocalExecutor, SlotsThatDoNotFitTheMachineAreRefused) {
