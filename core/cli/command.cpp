@@ -26,9 +26,15 @@ const std::vector<Command>& commands() {
       {"eval", "evaluate saved weights: orchestrate eval RECIPE --checkpoint DIR|RUN|FILE.safetensors", engine,
        eval_command},
       {"sweep",
-       "search a recipe's keys: the trials of a sweep spec, checked, run side by side and ranked: orchestrate "
-       "sweep SPEC [--dry-run]",
-       engine, sweep_command},
+       "search a recipe's keys: a sweep spec's trials, checked, run side by side, stopped early and ranked: "
+       "orchestrate sweep SPEC [--dry-run] | --resume SWEEP | show SWEEP",
+       engine,
+       sweep_command,
+       {{"show", "a sweep's trials ranked by its metric, from the store: orchestrate sweep show SWEEP [--format F]",
+         front_end, sweep_show_command}},
+       "action",
+       /*runs_without_subcommand=*/true},
+      {"sweeps", "list recorded sweeps: orchestrate sweeps [--format F]", front_end, sweeps_command},
       {"bench-input",
        "time the recipe's input pipeline alone (first batch, images/s): orchestrate bench-input RECIPE [--batches N]",
        engine, bench_input_command},
@@ -133,12 +139,16 @@ std::optional<CommandTarget> command_target(const Command& command, const std::v
   if (command.subcommands.empty()) return CommandTarget{command.name, command.runs_in, command.run, arguments};
   const std::string name = command.name;
   const std::string noun = command.subcommand_noun;
+  if (arguments.empty() && command.runs_without_subcommand)
+    return CommandTarget{command.name, command.runs_in, command.run, arguments};
   if (arguments.empty())
     throw UsageError(name + ": missing " + upper(noun) + ", which " + noun + ": " + alternatives(command, " or ") +
                      " (see orchestrate " + name + " --help)");
   const std::string& first = arguments.front();
-  if (first == "--help" || first == "-h") return std::nullopt;
   const Command::Subcommand* subcommand = command.subcommand(first);
+  if (!subcommand && command.runs_without_subcommand)
+    return CommandTarget{command.name, command.runs_in, command.run, arguments};
+  if (first == "--help" || first == "-h") return std::nullopt;
   if (subcommand == nullptr) {
     std::vector<std::string> names;
     for (const auto& entry : command.subcommands) names.emplace_back(entry.name);

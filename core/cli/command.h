@@ -42,6 +42,10 @@ struct Command {
   // What the first argument is called in the command's messages: "report"
   // ("unknown report 'x'"), "target", "action".
   const char* subcommand_noun = "subcommand";
+  // Both: `run` takes a first argument that names no subcommand (`sweep
+  // SPEC`, beside `sweep show ID`), and --help, which it answers with its
+  // options.
+  bool runs_without_subcommand = false;
 
   // The subcommand named `name`, or nullptr.
   const Subcommand* subcommand(const std::string& name) const;
@@ -86,6 +90,8 @@ int show_command(const std::vector<std::string>& arguments);
 int compare_command(const std::vector<std::string>& arguments);
 int plot_command(const std::vector<std::string>& arguments);
 int recipes_command(const std::vector<std::string>& arguments);
+int sweeps_command(const std::vector<std::string>& arguments);
+int sweep_show_command(const std::vector<std::string>& arguments);
 
 // The engine's commands. Declared weak so that the one table can name them
 // in the front end too, which does not link LibTorch: there they are null.

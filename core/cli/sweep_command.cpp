@@ -1,11 +1,15 @@
-// `orchestrate sweep SPEC [--dry-run] [--format F]`: a sweep spec's trials
-// (core/sweep), every one checked before any starts, run side by side on
-// this machine's cores or GPUs, and ranked by the spec's metric. Each trial
-// is a run in the store tagged sweep=<name> and trial=<n>.
+// `orchestrate sweep SPEC [--dry-run]` and `orchestrate sweep --resume SWEEP`:
+// a sweep spec's trials (core/sweep), every one checked before any starts,
+// run side by side on this machine's cores or GPUs, stopped early by the
+// spec's scheduler, recorded in the run store's sweeps tables and ranked by
+// the spec's metric. Each trial is a run tagged sweep=<name>,
+// sweep_id=<id> and trial=<n>. (`sweep show` and `sweeps`: sweeps_commands.cpp.)
 #include <torch/cuda.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "analysis/table_format.h"
 #include "cli/command.h"
@@ -14,6 +18,9 @@
 #include "cli/shipped_recipes.h"
 #include "engine/recipe/usable_cores.h"
 #include "orchestrate/error.h"
+#include "orchestrate/shell_word.h"
+#include "sweep/sweep_controller.h"
+#include "sweep/sweep_ranking.h"
 #include "sweep/sweep_run.h"
 
 namespace orchestrate::cli {
@@ -37,59 +44,154 @@ std::string this_engine() {
   return self.string();
 }
 
+std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string command_line_of(const std::vector<std::string>& arguments) {
+  std::string line = "orchestrate sweep";
+  for (const auto& argument : arguments) line += " " + shell_word(argument);
+  return line;
+}
+
+std::vector<sweep::Trial> trials_of(const std::vector<SweepTrialRecord>& records) {
+  std::vector<sweep::Trial> out;
+  for (const auto& record : records) out.push_back({record.trial, record.overrides});
+  return out;
+}
+
+std::vector<SweepTrialRecord> records_of(const std::vector<sweep::Trial>& trials) {
+  std::vector<SweepTrialRecord> out;
+  for (const auto& trial : trials) {
+    SweepTrialRecord record;
+    record.trial = trial.index;
+    record.overrides = trial.overrides;
+    out.push_back(std::move(record));
+  }
+  return out;
+}
+
+// Stopped (Ctrl-C): the exit code of an interrupted run; else 1 when a trial failed.
+int exit_code_of(const std::vector<SweepTrialRecord>& trials, bool stopped) {
+  if (stopped) return static_cast<int>(ExitCode::interrupted);
+  for (const auto& trial : trials)
+    if (trial.state == "failed") return 1;
+  return 0;
+}
+
 }  // namespace
 
 int sweep_command(const std::vector<std::string>& arguments) {
   po::options_description options("sweep options");
-  options.add_options()("spec", po::value<std::string>()->required(),
+  options.add_options()("spec", po::value<std::string>(),
                         "the sweep spec, a TOML file with a [sweep] table (share/doc/sweeps.md)")(
       "dry-run", po::bool_switch(), "check the spec and every trial's recipe, list the trials; run nothing")(
+      "resume", po::value<std::string>(),
+      "take up a stopped or lost sweep (its id or name): finished trials stay, interrupted ones continue from "
+      "their checkpoints, the rest run")(
       "format", po::value<std::string>()->default_value("table"), "the ranking: table, csv, json or markdown");
   add_plugin_path_option(options);
   add_db_option(options);
   po::positional_options_description positional;
   positional.add("spec", 1);
   po::variables_map values;
-  if (!parse_options("sweep", "SPEC [--dry-run] [options]", options, positional, arguments, values)) return 0;
+  if (!parse_options("sweep", "SPEC [--dry-run] | --resume SWEEP | show SWEEP  [options]", options, positional,
+                     arguments, values))
+    return 0;
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
-
+  const bool resuming = values.count("resume") > 0;
+  if (resuming == (values.count("spec") > 0))
+    throw UsageError("sweep: give a spec file (orchestrate sweep SPEC) or --resume SWEEP, not " +
+                     std::string(resuming ? "both" : "neither"));
   const int gpus = static_cast<int>(torch::cuda::device_count());
-  const sweep::SweepSpec spec = sweep::read_sweep_spec(values["spec"].as<std::string>(), usable_cores(), gpus);
-  if (spec.early_stopping.scheduler != sweep::Scheduler::none)
-    throw RecipeError(spec.path + ": [sweep.early_stopping] is not run by this version of orchestrate (ASHA and "
-                      "the median rule come next, share/doc/sweeps.md); remove the table to run every trial to its end");
-  const std::string recipe = base_recipe(spec);
-  const std::vector<sweep::Trial> trials = sweep::sample_trials(spec);
+  const std::string db = db_path(values);
+
+  std::optional<RunStore> store;
+  std::optional<SweepDetails> taken_up;
+  sweep::SweepSpec spec;
+  std::string recipe;
+  std::vector<SweepTrialRecord> records;
+  if (resuming) {
+    if (!fs::exists(db)) throw UsageError("sweep --resume: no run store " + db + " (give its --db)");
+    store.emplace(db);
+    taken_up = store->find_sweep(values["resume"].as<std::string>());
+    if (!taken_up)
+      throw UsageError("sweep --resume: no sweep '" + values["resume"].as<std::string>() + "' in " + db +
+                       " (orchestrate sweeps --db " + db + " lists them)");
+    if (taken_up->sweep.state == "running" || taken_up->sweep.state == "finished")
+      throw UsageError("sweep --resume: sweep " + std::to_string(taken_up->sweep.id) + " is " +
+                       taken_up->sweep.state + (taken_up->sweep.state == "running"
+                                                    ? " (process " + std::to_string(taken_up->sweep.pid) + " on " +
+                                                          taken_up->sweep.host + " controls it)"
+                                                    : "; nothing is left to run"));
+    // The spec as it was when the sweep began: the same trials, metric and scheduler.
+    spec = sweep::parse_sweep_spec(taken_up->sweep.spec, taken_up->sweep.spec_path, usable_cores(), gpus);
+    recipe = taken_up->sweep.recipe_path;
+    records = taken_up->trials;
+  } else {
+    spec = sweep::read_sweep_spec(values["spec"].as<std::string>(), usable_cores(), gpus);
+    recipe = base_recipe(spec);
+    records = records_of(sweep::sample_trials(spec));
+  }
   Registry registry;  // declared first: outlives every object its plugins create
   load_all_plugins(registry, values);
-  sweep::check_trials(spec, trials, recipe, registry);
+  sweep::check_trials(spec, trials_of(records), recipe, registry);
   if (values["dry-run"].as<bool>()) {
-    std::vector<sweep::TrialOutcome> planned;
-    for (const auto& trial : trials) planned.push_back({trial});
-    std::cerr << "sweep " << spec.name << ": " << trials.size() << " trials of " << recipe << " checked, "
+    std::cerr << "sweep " << spec.name << ": " << records.size() << " trials of " << recipe << " checked, "
               << spec.concurrency << " at a time with " << spec.threads << " thread(s) each\n";
-    std::cout << render(sweep::ranking_table(spec, planned), format);
+    std::cout << render(sweep::ranking_table(records, spec.mode), format);
     return 0;
   }
+  if (!store) store.emplace(db);
   sweep::SweepSetup setup;
   setup.recipe_path = recipe;
   setup.engine = this_engine();
-  setup.db = db_path(values);
+  setup.db = store->path();
   if (const auto& path = values["plugin-path"].as<std::string>(); !path.empty())
     setup.run_arguments = {"--plugin-path", path};
-  setup.output_dir = (fs::path(setup.db).parent_path() / "sweeps" / spec.name).string();
-  const auto slots = sweep::machine_slots(spec.concurrency, spec.threads * spec.nproc, spec.gpus, gpus);
-  const auto outcomes = sweep::run_trials(spec, trials, setup, slots);
-  std::cerr << "ranked by " << spec.metric << " (" << (spec.mode == sweep::Mode::max ? "max" : "min")
-            << "); the trials: orchestrate runs --tag sweep=" << spec.name << " --db " << setup.db << "\n";
-  std::cout << render(sweep::ranking_table(spec, outcomes), format);
-  // Stopped (Ctrl-C): the exit code of an interrupted run; else 1 when a trial failed.
-  int exit_code = 0;
-  for (const auto& outcome : outcomes) {
-    if (outcome.status == "interrupted" || outcome.status == "pending") return 130;
-    if (outcome.status == "failed") exit_code = 1;
+  if (taken_up) {
+    setup.sweep_id = taken_up->sweep.id;
+    store->take_up_sweep(setup.sweep_id, command_line_of(arguments));
+  } else {
+    SweepRecord record;
+    record.name = spec.name;
+    record.spec_path = spec.path;
+    record.spec = file_text(spec.path);
+    record.recipe_path = recipe;
+    record.metric = spec.metric;
+    record.mode = sweep::mode_name(spec.mode);
+    const char* schedulers[] = {"none", "asha", "median"};
+    record.scheduler = schedulers[static_cast<int>(spec.early_stopping.scheduler)];
+    record.command_line = command_line_of(arguments);
+    setup.sweep_id = store->begin_sweep(record, records);
+    for (auto& trial : records) trial.sweep_id = setup.sweep_id;
   }
-  return exit_code;
+  setup.output_dir =
+      (fs::path(setup.db).parent_path() / "sweeps" / (spec.name + "-" + std::to_string(setup.sweep_id))).string();
+  std::cerr << "sweep " << setup.sweep_id << " '" << spec.name << "'" << (taken_up ? " taken up" : "") << ": "
+            << records.size() << " trials of " << recipe << "; logs in " << setup.output_dir << "\n";
+  sweep::SweepController controller(spec, records, setup, *store);
+  std::vector<SweepTrialRecord> ended;
+  try {
+    if (taken_up) controller.take_up();
+    const auto slots = sweep::machine_slots(spec.concurrency, spec.threads * spec.nproc, spec.gpus, gpus);
+    ended = controller.run(slots);
+  } catch (...) {
+    store->end_sweep(setup.sweep_id, "failed");
+    throw;
+  }
+  store->end_sweep(setup.sweep_id, controller.stopped() ? "stopped" : "finished");
+  std::cerr << "ranked by " << spec.metric << " (" << sweep::mode_name(spec.mode) << "); again: orchestrate sweep show "
+            << setup.sweep_id << " --db " << shell_word(setup.db)
+            << (controller.stopped() ? "; continue it: orchestrate sweep --resume " + std::to_string(setup.sweep_id) +
+                                           " --db " + shell_word(setup.db)
+                                     : "")
+            << "\n";
+  std::cout << render(sweep::ranking_table(ended, spec.mode), format);
+  return exit_code_of(ended, controller.stopped());
 }
 
 }  // namespace orchestrate::cli

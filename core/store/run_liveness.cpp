@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <fstream>
+#include <string>
 
 namespace orchestrate {
 
@@ -27,7 +29,14 @@ std::string this_host_name() {
 bool process_exists(std::int64_t pid) {
   // pid_t is narrower than the stored integer; an id that does not fit names no process.
   if (pid <= 0 || pid != static_cast<pid_t>(pid)) return false;
-  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  // A process killed but not yet reaped (its parent has not waited, or a
+  // container's init never does) is a zombie: it runs nothing any more.
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;  // no /proc to tell: it exists
+  const auto name_end = line.rfind(')');
+  return name_end == std::string::npos || name_end + 2 >= line.size() || line[name_end + 2] != 'Z';
 }
 
 bool run_is_lost(const RunPulse& run, const std::string& this_host, double staleness_limit_s) {

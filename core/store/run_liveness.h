@@ -32,7 +32,8 @@ std::chrono::duration<double> beat_period(std::chrono::duration<double> flush_in
 std::string this_host_name();
 
 // Whether a process with this id exists on this machine. kill(pid, 0) sends
-// nothing; EPERM means it exists but belongs to another user.
+// nothing; EPERM means it exists but belongs to another user. A zombie (dead,
+// not yet reaped) does not count.
 bool process_exists(std::int64_t pid);
 
 // What a reader knows about a run whose stored status is 'running'.

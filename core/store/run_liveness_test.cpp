@@ -1,5 +1,6 @@
 #include "store/run_liveness.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,20 @@ TEST(RunLivenessTest, KnowsWhichProcessesExist) {
   EXPECT_FALSE(process_exists(0));
   EXPECT_FALSE(process_exists(-5));
   EXPECT_FALSE(process_exists(std::int64_t{1} << 40)) << "no pid_t is that large";
+}
+
+// kill -9 of a process whose parent has not waited for it yet leaves a zombie.
+TEST(RunLivenessTest, AKilledProcessNotYetReapedDoesNotExist) {
+  const pid_t child = fork();
+  if (child == 0) {
+    pause();
+    _exit(0);
+  }
+  EXPECT_TRUE(process_exists(child));
+  kill(child, SIGKILL);
+  for (int tries = 0; tries < 200 && process_exists(child); ++tries) usleep(10000);
+  EXPECT_FALSE(process_exists(child)) << "a zombie runs nothing";
+  EXPECT_EQ(waitpid(child, nullptr, 0), child) << "it was a zombie, not reaped: we reap it now";
 }
 
 TEST(RunLivenessTest, LostWhenItsProcessIsGoneHereOrItsHeartbeatIsStale) {

@@ -62,12 +62,12 @@ mode = "min"
   const auto json_start = result.output.rfind("\n[\n");
   ASSERT_NE(json_start, std::string::npos) << result.output;
   const auto ranking = nlohmann::json::parse(result.output.substr(json_start + 1));
-  EXPECT_NE(result.output.find("sweep lr: 3 of 3 trials in "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("sweep lr: 3 of 3 trial runs ended in "), std::string::npos) << result.output;
   ASSERT_EQ(ranking.size(), 3u) << result.output;
   EXPECT_EQ(ranking[0]["rank"], 1);
   EXPECT_EQ(ranking[1]["rank"], 2);
   EXPECT_LE(ranking[0]["value"].get<double>(), ranking[1]["value"].get<double>());  // min: lowest loss first
-  EXPECT_EQ(ranking[2]["status"], "failed");
+  EXPECT_EQ(ranking[2]["state"], "failed");
   EXPECT_EQ(ranking[2]["parameters"]["optimizer.lr"], 1e30);
   EXPECT_NE(ranking[2]["reason"].get<std::string>().find("loss"), std::string::npos) << ranking[2];
 
@@ -83,11 +83,11 @@ mode = "min"
     EXPECT_EQ(std::stod(params.at("optimizer.lr")), row["parameters"]["optimizer.lr"].get<double>());
     EXPECT_EQ(params.at("optimizer.momentum"), "0.8");
     EXPECT_EQ(params.at("run.threads"), "1");
-    if (row["status"] == "finished")
+    if (row["state"] == "finished")
       EXPECT_EQ(details.summary.final_metrics.at("eval/loss"), row["value"].get<double>());
   }
   // Each trial's outcome and log beside the store.
-  EXPECT_TRUE(std::filesystem::exists(dir.file("sweeps/lr/trial-2.log")));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("sweeps/lr-1/trial-2.log")));
 }
 
 // A recipe with its own [sweep]: `sweep` runs its trials, `run` trains it as it is.

@@ -1,0 +1,309 @@
+#include "sweep/sweep_controller.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/train/stop_signal.h"
+#include "orchestrate/error.h"
+#include "store/metric_history.h"
+#include "sweep/rung_values.h"
+#include "sweep/sweep_ranking.h"
+
+namespace orchestrate::sweep {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kErrorPrefix = "orchestrate: error: ";
+// A killed controller's trials each got SIGINT; this long for them to save and end.
+constexpr std::chrono::seconds kWaitForOrphans{60};
+
+bool ended(const SweepTrialRecord& trial) {
+  return trial.state == "finished" || trial.state == "stopped" || trial.state == "failed";
+}
+
+std::string last_line_of(const std::string& path) {
+  std::ifstream in(path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  return last;
+}
+
+std::string duration_text(double seconds) {
+  const auto s = static_cast<long long>(std::max(0.0, seconds));
+  std::ostringstream out;
+  if (s >= 3600) out << s / 3600 << "h" << (s % 3600) / 60 << "m";
+  else if (s >= 60) out << s / 60 << "m" << s % 60 << "s";
+  else out << s << "s";
+  return out.str();
+}
+
+// What `run --format json` printed for the trial (print_outcome_json).
+struct RunOutcome {
+  std::string status;  // "" when it printed none (it failed first)
+  std::int64_t run_id = 0, steps = 0;
+  std::optional<double> value;
+};
+
+RunOutcome read_outcome(const std::string& path, const std::string& metric) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  RunOutcome outcome;
+  try {
+    const auto json = nlohmann::json::parse(text.str());
+    outcome.status = json.at("status").get<std::string>();
+    outcome.run_id = json.at("run_id").get<std::int64_t>();
+    outcome.steps = json.at("steps").get<std::int64_t>();
+    const auto& metrics = json.at("final_metrics");
+    if (metrics.contains(metric) && metrics.at(metric).is_number()) outcome.value = metrics.at(metric).get<double>();
+  } catch (const std::exception&) {
+    outcome = RunOutcome{};  // none: its log says why
+  }
+  return outcome;
+}
+
+// "trial-3", then "trial-3.2", "trial-3.3" for the attempts that resume it.
+std::string free_stem(const fs::path& dir, std::int64_t trial) {
+  const std::string base = (dir / ("trial-" + std::to_string(trial))).string();
+  std::string stem = base;
+  for (int attempt = 2; fs::exists(stem + ".log"); ++attempt) stem = base + "." + std::to_string(attempt);
+  return stem;
+}
+
+}  // namespace
+
+SweepController::SweepController(const SweepSpec& spec, std::vector<SweepTrialRecord> trials,
+                                 const SweepSetup& setup, RunStore& store)
+    : spec_(spec), trials_(std::move(trials)), setup_(setup), store_(store), scheduler_(spec.early_stopping, spec.mode) {
+  std::sort(trials_.begin(), trials_.end(), [](const auto& a, const auto& b) { return a.trial < b.trial; });
+  for (std::size_t i = 0; i < trials_.size(); ++i)
+    if (trials_[i].trial != static_cast<std::int64_t>(i))
+      throw Error("sweep " + std::to_string(setup.sweep_id) + ": its trials are not numbered 0.." +
+                  std::to_string(trials_.size() - 1) + " in " + setup.db);
+  best_ = best_trial(trials_, spec_.mode);
+}
+
+std::map<std::int64_t, SweepController::TrialRun> SweepController::runs_by_trial() const {
+  RunFilter filter;
+  filter.tags = {{"sweep_id", std::to_string(setup_.sweep_id)}};
+  std::map<std::int64_t, TrialRun> out;
+  for (const RunSummary& run : store_.find_runs(filter)) {
+    const auto tag = run.tags.find("trial");
+    if (tag == run.tags.end()) continue;
+    const std::int64_t trial = std::stoll(tag->second);
+    if (run.id > out[trial].id) out[trial] = {run.id, run.status};
+  }
+  return out;
+}
+
+Job SweepController::job_for(const SweepTrialRecord& trial) const {
+  Job job;
+  job.trial = trial.trial;
+  job.program = setup_.engine;
+  const std::string stem = free_stem(setup_.output_dir, trial.trial);
+  job.stdout_path = stem + ".json";
+  job.stderr_path = stem + ".log";
+  const std::string number = std::to_string(trial.trial);
+  job.arguments = {"run", setup_.recipe_path, "--quiet", "--format", "json", "--db", setup_.db,
+                   "--tag", "sweep=" + spec_.name, "--tag", "sweep_id=" + std::to_string(setup_.sweep_id),
+                   "--tag", "trial=" + number, "--set", "run.name=" + spec_.name + "-" + number,
+                   "--set", "run.threads=" + std::to_string(spec_.threads)};
+  for (const auto& [key, value] : trial.overrides) job.arguments.insert(job.arguments.end(), {"--set", key + "=" + value});
+  if (spec_.nproc > 1) job.arguments.insert(job.arguments.end(), {"--nproc", std::to_string(spec_.nproc)});
+  job.arguments.insert(job.arguments.end(), setup_.run_arguments.begin(), setup_.run_arguments.end());
+  // Interrupted with a checkpoint: the exact resume carries it on (the same run, its steps exactly as unbroken).
+  if (trial.run_id && !store_.checkpoints(trial.run_id).empty())
+    job.arguments.insert(job.arguments.end(), {"--resume", std::to_string(trial.run_id)});
+  return job;
+}
+
+void SweepController::record(const SweepTrialRecord& trial) {
+  store_.record_sweep_trial(trial);
+  const auto best = best_trial(trials_, spec_.mode);
+  if (best != best_) store_.set_sweep_best(setup_.sweep_id, best);
+  best_ = best;
+}
+
+bool SweepController::watch_rungs(SweepTrialRecord& trial, bool act) {
+  if (!scheduler_.stops_early() || !trial.run_id) return false;
+  const MetricHistory history = read_metric_history(setup_.db, trial.run_id);
+  const auto series = history.find(spec_.metric);
+  if (series == history.end()) return false;
+  const auto met = rung_values(series->second, scheduler_, spec_.early_stopping.unit);
+  std::size_t& seen = rungs_seen_[trial.trial];
+  bool changed = false;
+  for (; seen < met.size(); ++seen) {
+    const RungValue& rung = met[seen];
+    const bool go_on = scheduler_.reached(trial.trial, rung.rung, rung.value);
+    trial.rung = static_cast<std::int64_t>(rung.rung);
+    trial.step = rung.step;
+    trial.value = rung.value;
+    changed = true;
+    if (!go_on && act) {
+      stopping_.insert(trial.trial);
+      trial.reason = "stopped at rung " + std::to_string(rung.rung) + " (" +
+                     (spec_.early_stopping.unit == RungUnit::epochs ? "epoch " : "step ") +
+                     std::to_string(scheduler_.rung_length(rung.rung)) + ")";
+      if (executor_) executor_->interrupt(trial.trial);
+      ++seen;
+      break;
+    }
+  }
+  return changed;
+}
+
+void SweepController::take_up() {
+  const auto started = std::chrono::steady_clock::now();
+  for (bool told = false;; std::this_thread::sleep_for(std::chrono::seconds(1))) {
+    std::vector<std::int64_t> live;
+    for (const auto& [trial, run] : runs_by_trial())
+      if (run.status == "running" && !ended(trials_.at(trial))) live.push_back(run.id);
+    if (live.empty()) break;
+    if (std::chrono::steady_clock::now() - started > kWaitForOrphans)
+      throw UsageError("sweep " + std::to_string(setup_.sweep_id) + ": run " + std::to_string(live.front()) +
+                       " of one of its trials still runs after " + std::to_string(kWaitForOrphans.count()) +
+                       " s; stop it (kill -INT its process), then --resume again");
+    if (!told) std::cerr << "sweep: waiting for " << live.size() << " trial run(s) of the last controller to save and end\n";
+    told = true;
+  }
+  // Every rung met so far, in the order the trials met it: the scheduler's state when the last controller stopped.
+  const auto runs = runs_by_trial();
+  std::vector<std::tuple<double, std::int64_t, RungValue>> met;
+  for (SweepTrialRecord& trial : trials_) {
+    if (const auto run = runs.find(trial.trial); run != runs.end()) trial.run_id = run->second.id;
+    if (trial.state == "running") trial.state = "interrupted";  // its controller died
+    if (!trial.run_id || !scheduler_.stops_early()) continue;
+    const MetricHistory history = read_metric_history(setup_.db, trial.run_id);
+    if (const auto series = history.find(spec_.metric); series != history.end())
+      for (const RungValue& rung : rung_values(series->second, scheduler_, spec_.early_stopping.unit))
+        met.emplace_back(rung.wall_time, trial.trial, rung);
+  }
+  std::stable_sort(met.begin(), met.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  for (const auto& [when, number, rung] : met) {
+    SweepTrialRecord& trial = trials_.at(number);
+    ++rungs_seen_[number];
+    if (trial.state == "stopped" && trial.rung && static_cast<std::size_t>(*trial.rung) < rung.rung) continue;
+    const bool go_on = scheduler_.reached(number, rung.rung, rung.value);
+    if (ended(trial)) continue;
+    trial.rung = static_cast<std::int64_t>(rung.rung);
+    trial.step = rung.step;
+    trial.value = rung.value;
+    if (!go_on) {
+      trial.state = "stopped";
+      trial.reason = "stopped at rung " + std::to_string(rung.rung) + " (taken up from the stopped controller)";
+    }
+  }
+  for (const SweepTrialRecord& trial : trials_) record(trial);
+}
+
+void SweepController::on_tick(LocalExecutor& executor) {
+  executor_ = &executor;
+  const auto runs = runs_by_trial();
+  for (SweepTrialRecord& trial : trials_) {
+    if (ended(trial) || stopping_.count(trial.trial)) continue;
+    const auto run = runs.find(trial.trial);
+    if (run == runs.end() || run->second.status != "running") continue;
+    bool changed = trial.run_id != run->second.id || trial.state != "running";
+    trial.run_id = run->second.id;
+    trial.state = "running";
+    changed |= watch_rungs(trial, true);
+    if (changed) record(trial);
+  }
+}
+
+void SweepController::on_finished(const Finished& finished) {
+  SweepTrialRecord& trial = trials_.at(finished.job->trial);
+  trial.seconds += finished.seconds;
+  const RunOutcome outcome = read_outcome(finished.job->stdout_path, spec_.metric);
+  if (outcome.run_id) trial.run_id = outcome.run_id;
+  else if (const auto runs = runs_by_trial(); runs.count(trial.trial)) trial.run_id = runs.at(trial.trial).id;
+  const bool stopped_by_scheduler = stopping_.count(trial.trial) > 0;
+  // The rungs it met in its last moments count for the trials after it.
+  if (!stopped_by_scheduler) watch_rungs(trial, false);
+  if (outcome.status == "finished") {
+    trial.state = "finished";
+    trial.value = outcome.value;
+    trial.step = outcome.steps;
+    trial.reason.clear();
+  } else if (stopped_by_scheduler) {
+    trial.state = "stopped";
+  } else if (outcome.status == "interrupted" || (outcome.status.empty() && finished.exit_code == 130)) {
+    trial.state = "interrupted";
+  } else {
+    trial.state = "failed";
+    trial.reason = last_line_of(finished.job->stderr_path);
+    if (trial.reason.rfind(kErrorPrefix, 0) == 0) trial.reason.erase(0, kErrorPrefix.size());
+    if (trial.reason.empty()) trial.reason = "exit code " + std::to_string(finished.exit_code);
+  }
+  ++ended_;
+  job_seconds_ += finished.seconds;
+  record(trial);
+  const bool tty = isatty(STDERR_FILENO);
+  std::cerr << (tty ? "\r\033[K" : "") << "trial " << trial.trial << " " << trial.state
+            << (trial.value ? " " + spec_.metric + " " + std::to_string(*trial.value) : "")
+            << (trial.reason.empty() ? "" : ": " + trial.reason) << " (" << duration_text(finished.seconds) << ")\n";
+  if (!tty) std::cerr << status_line(finished.still_running) << "\n";
+}
+
+std::string SweepController::status_line(std::size_t running) const {
+  std::size_t finished = 0, stopped = 0, failed = 0;
+  for (const SweepTrialRecord& trial : trials_) {
+    finished += trial.state == "finished";
+    stopped += trial.state == "stopped";
+    failed += trial.state == "failed";
+  }
+  std::ostringstream line;
+  line << "sweep " << spec_.name << ": " << finished + stopped + failed << "/" << trials_.size() << " done ("
+       << finished << " finished, " << stopped << " stopped, " << failed << " failed), " << running << " running";
+  if (best_ && trials_.at(*best_).value)
+    line << "; best " << spec_.metric << " " << *trials_.at(*best_).value << " (trial " << *best_ << ")";
+  // Jobs left, at the mean time of those ended, in waves of the machine's slots.
+  if (ended_ > 0 && jobs_ > ended_) {
+    const double left = static_cast<double>(jobs_ - ended_);
+    line << "; ETA " << duration_text(job_seconds_ / ended_ * std::ceil(left / std::max<std::size_t>(1, slots_)));
+  }
+  return line.str();
+}
+
+std::vector<SweepTrialRecord> SweepController::run(const std::vector<Slot>& slots) {
+  fs::create_directories(setup_.output_dir);
+  std::vector<Job> jobs;
+  for (const SweepTrialRecord& trial : trials_)
+    if (!ended(trial)) jobs.push_back(job_for(trial));
+  jobs_ = jobs.size();
+  slots_ = slots.size();
+  const bool tty = isatty(STDERR_FILENO);
+  const auto started = std::chrono::steady_clock::now();
+  StopSignal stop;
+  LocalExecutor executor(slots);
+  executor_ = &executor;
+  executor.run(
+      jobs, [&](const Finished& finished) { on_finished(finished); },
+      [&](int running) {
+        on_tick(executor);
+        if (tty) std::cerr << "\r\033[K" << status_line(running) << std::flush;
+      },
+      [&]() { return stop.requested(); });
+  executor_ = nullptr;
+  if (tty) std::cerr << "\r\033[K";
+  stopped_ = stop.requested();
+  std::cerr << "sweep " << spec_.name << ": " << ended_ << " of " << jobs.size() << " trial runs ended in "
+            << duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())
+            << (stopped_ ? " (stopped by " + stop_signal_name(stop.signal_number()) + ")" : "") << "\n";
+  return trials_;
+}
+
+}  // namespace orchestrate::sweep
