@@ -6,6 +6,8 @@
 #include "cli/command.h"
 #include "cli/options.h"
 #include "orchestrate/error.h"
+#include "plot/gnuplot_chart.h"
+#include "plot/sweep_chart.h"
 #include "store/run_store.h"
 #include "sweep/sweep_ranking.h"
 
@@ -56,7 +58,9 @@ int sweep_show_command(const std::vector<std::string>& arguments) {
   po::options_description options("sweep show options");
   add_db_option(options);
   options.add_options()("sweep", po::value<std::string>()->required(), "the sweep's id, or its name (the newest)")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown")(
+      "plot", po::value<std::string>(),
+      "also draw the metric against each parameter the sweep varied, one point a trial, into FILE.svg or FILE.png");
   po::positional_options_description positional;
   positional.add("sweep", 1);
   po::variables_map values;
@@ -69,6 +73,10 @@ int sweep_show_command(const std::vector<std::string>& arguments) {
     throw UsageError("sweep show: no sweep '" + wanted + "' in " + store.path() +
                      " (orchestrate sweeps --db " + store.path() + " lists them)");
   const SweepRecord& record = sweep->sweep;
+  if (values.count("plot")) {
+    plot::draw_chart(plot::sweep_chart(*sweep), values["plot"].as<std::string>());
+    std::cerr << "drew " << values["plot"].as<std::string>() << "\n";
+  }
   if (format == TableFormat::table) {
     std::cout << "sweep " << record.id << " '" << record.name << "' " << record.state << ": " << sweep->trials.size()
               << " trials of " << record.recipe_path << ", ranked by " << record.metric << " (" << record.mode

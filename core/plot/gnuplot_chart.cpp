@@ -85,6 +85,7 @@ std::string curve_style(const Curve& curve) {
     case CurveStyle::line: return "with lines lw 2 lc rgb " + colour;
     case CurveStyle::line_and_points: return "with linespoints lw 2 pt 7 ps 0.8 lc rgb " + colour;
     case CurveStyle::dashed_reference: return "with lines lw 2 dt 2 lc rgb '#555555'";
+    case CurveStyle::points: return "with points pt 7 ps 1.3 lc rgb " + colour;
   }
   return "with lines";
 }
@@ -181,8 +182,18 @@ std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::
         << legend_columns(chart) << " maxrows " << legend_rows(chart)
         << " Left reverse noautotitle samplen 4 width 3\n";
     else s << "unset key\n";
+    // A panel's own x axis, then the chart's again for the next panel.
+    const bool own_x_range = panel.x_log || panel.x_fits_data;
+    if (panel.x_log) s << "set logscale x\n";
+    if (own_x_range) s << "set xrange [*:*]\nset autoscale xfix\nset offsets graph 0.06, graph 0.06, 0, 0\n";
+    if (!panel.x_categories.empty()) {
+      s << "set xrange [-0.5:" << static_cast<double>(panel.x_categories.size()) - 0.5 << "]\nset xtics (";
+      for (std::size_t i = 0; i < panel.x_categories.size(); ++i)
+        s << (i ? ", " : "") << quoted(panel.x_categories[i]) << " " << i;
+      s << ")\n";
+    }
     s << "set title " << quoted(panel.title) << " font ',13'\n"
-      << "set xlabel " << quoted(chart.x_label) << "\n"
+      << "set xlabel " << quoted(panel.x_label.empty() ? chart.x_label : panel.x_label) << "\n"
       << "set ylabel " << quoted(panel.y_label) << "\n"
       << (panel.y_is_share ? "set yrange [0:1]\n" : panel.y_from_zero ? "set yrange [0:*]\n" : "set autoscale y\n") << "plot ";
     for (std::size_t c = 0; c < panel.curves.size(); ++c) {
@@ -194,6 +205,9 @@ std::string gnuplot_script(const Chart& chart, PictureFormat format, const std::
           << " using 1:2:3 with labels offset char 0,1.2 font ',11' tc rgb '#333333' notitle";
     }
     s << "\n";
+    if (panel.x_log) s << "unset logscale x\n";
+    if (own_x_range) s << "set xrange [0:*]\nset offsets 0, 0, 0, 0\n";
+    if (!panel.x_categories.empty()) s << "set xtics autofreq\nset xrange [0:*]\n";
   }
   s << "unset multiplot\nset output\n";
   return s.str();

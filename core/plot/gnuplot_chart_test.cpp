@@ -14,7 +14,8 @@ Chart two_curves() {
   Chart chart;
   chart.title = "train/loss of 2 runs";
   chart.x_label = "step";
-  chart.panels.push_back({"train/loss", "train/loss", {}});
+  chart.panels.emplace_back();
+  chart.panels[0].title = chart.panels[0].y_label = "train/loss";
   chart.panels[0].curves.push_back({"optimizer.lr=0.1", {{1, 2.0}, {2, 1.5}}, CurveStyle::line, 0, {}});
   chart.panels[0].curves.push_back({"it's lr=0.2", {{1, 2.1}, {2, 1.2}}, CurveStyle::line, 1, {}});
   return chart;

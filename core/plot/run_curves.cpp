@@ -184,8 +184,11 @@ Chart run_curves_chart(const std::vector<ChartedRun>& runs, const std::vector<st
   Chart chart;
   chart.x_label = x_label(x_axis);
   for (const std::string& metric : metrics) {
-    Panel panel{metric, y_label(metric, window), {}, is_step_series(metric),
-                is_step_series(metric) && metric != kImagesPerSecond};
+    Panel panel;
+    panel.title = metric;
+    panel.y_label = y_label(metric, window);
+    panel.y_from_zero = is_step_series(metric);
+    panel.y_is_share = is_step_series(metric) && metric != kImagesPerSecond;
     for (std::size_t r = 0; r < runs.size(); ++r) {
       Curve curve = is_step_series(metric) ? step_series_curve(runs[r], metric, placements[r], window)
                                            : metric_curve(runs[r], metric, placements[r]);

@@ -51,10 +51,12 @@ Chart scaling_chart(const std::vector<ThroughputRow>& rows) {
   chart.title = "Scaling: images/s against workers (" + std::to_string(rows.size()) + " runs, " + base.device + ")";
   chart.x_label = "workers (data-parallel ranks)";
   chart.whole_number_x = true;
-  chart.panels.push_back({"each point: its scaling efficiency, images/s against the ideal",
-                          "images/s (median step, steady state)",
-                          {std::move(ideal), std::move(measured)},
-                          true});
+  Panel panel;
+  panel.title = "each point: its scaling efficiency, images/s against the ideal";
+  panel.y_label = "images/s (median step, steady state)";
+  panel.curves = {std::move(ideal), std::move(measured)};
+  panel.y_from_zero = true;
+  chart.panels.push_back(std::move(panel));
   return chart;
 }
 

@@ -149,6 +149,8 @@ def main():
                     '[sweep.parameters]\n"optimizer.lr" = [0.001, 0.002]\n')
         check("sweep", orchestrate("sweep", spec, "--db", db, "--format", "json"), "sweep")
         check("sweep", orchestrate("sweep", spec, "--dry-run", "--format", "json"), "sweep --dry-run")
+        check("sweep", orchestrate("sweep", "show", "1", "--db", db, "--format", "json"), "sweep show")
+        check("sweeps", orchestrate("sweeps", "--db", db, "--format", "json"), "sweeps")
         served = os.path.join(scratch, "served")
         orchestrate("export", "serving", "1", "--db", db, "-o", served)
         image = os.path.join(scratch, "grey.png")
