@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "orchestrate/error.h"
+#include "orchestrate/shell_word.h"
 #include "store/run_store.h"
 
 namespace orchestrate::cli {
@@ -169,5 +170,11 @@ void add_outcome_format_option(po::options_description& options, const std::stri
 }
 
 bool wants_json(const po::variables_map& values) { return values.count("format") && values["format"].as<std::string>() == "json"; }
+
+std::string command_line_of(const std::string& command, const std::vector<std::string>& arguments) {
+  std::string line = "orchestrate " + command;
+  for (const std::string& argument : arguments) line += " " + shell_word(argument);
+  return line;
+}
 
 }  // namespace orchestrate::cli

@@ -26,6 +26,10 @@ std::vector<std::string> arguments_without(const std::vector<std::string>& argum
                                            const po::positional_options_description& positional,
                                            const std::string& name);
 
+// `orchestrate COMMAND ARGUMENTS` as a shell would take it back (each
+// argument through shell_word): the command line a run or a sweep records.
+std::string command_line_of(const std::string& command, const std::vector<std::string>& arguments);
+
 // --format text|json of the commands that act (run, eval, bench-input): text
 // for people, or one JSON object printed last on stdout
 // (share/doc/schemas/COMMAND.schema.json). A UsageError for anything else.

@@ -114,19 +114,11 @@ void follow_in_tensorboard(RunStore& store, const Recipe& recipe, const std::str
                  }});
 }
 
-// `orchestrate run ARGUMENTS` as a shell would take it back: an argument
-// with anything but safe characters in single quotes.
-std::string command_line_of(const std::vector<std::string>& arguments) {
-  std::string line = "orchestrate run";
-  for (const std::string& argument : arguments) line += " " + shell_word(argument);
-  return line;
-}
-
 // What the user typed: the workers of --nproc N run without --nproc (the
 // parent took it), so the job's recorded command line gets it back, and
 // `rerun` starts the same number of workers.
 std::string recorded_command_line(const std::vector<std::string>& arguments) {
-  std::string line = command_line_of(arguments);
+  std::string line = command_line_of("run", arguments);
   const LaunchEnvironment launched = read_launch_environment();
   if (launched.distributed() && launched.launcher == "orchestrate")
     line += " --nproc " + std::to_string(launched.local_world_size);

@@ -51,12 +51,6 @@ std::string file_text(const std::string& path) {
   return text.str();
 }
 
-std::string command_line_of(const std::vector<std::string>& arguments) {
-  std::string line = "orchestrate sweep";
-  for (const auto& argument : arguments) line += " " + shell_word(argument);
-  return line;
-}
-
 std::vector<sweep::Trial> trials_of(const std::vector<SweepTrialRecord>& records) {
   std::vector<sweep::Trial> out;
   for (const auto& record : records) out.push_back({record.trial, record.overrides});
@@ -154,7 +148,7 @@ int sweep_command(const std::vector<std::string>& arguments) {
     setup.run_arguments = {"--plugin-path", path};
   if (taken_up) {
     setup.sweep_id = taken_up->sweep.id;
-    store->take_up_sweep(setup.sweep_id, command_line_of(arguments));
+    store->take_up_sweep(setup.sweep_id, command_line_of("sweep", arguments));
   } else {
     SweepRecord record;
     record.name = spec.name;
@@ -165,7 +159,7 @@ int sweep_command(const std::vector<std::string>& arguments) {
     record.mode = sweep::mode_name(spec.mode);
     const char* schedulers[] = {"none", "asha", "median"};
     record.scheduler = schedulers[static_cast<int>(spec.early_stopping.scheduler)];
-    record.command_line = command_line_of(arguments);
+    record.command_line = command_line_of("sweep", arguments);
     setup.sweep_id = store->begin_sweep(record, records);
     for (auto& trial : records) trial.sweep_id = setup.sweep_id;
   }

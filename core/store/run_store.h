@@ -155,6 +155,16 @@ class RunStore {
   // By id, else the newest sweep of that name; nullopt for none.
   std::optional<SweepDetails> find_sweep(const std::string& id_or_name) const;
 
+  // Copies every run of the store file `source` into this one, with its rows
+  // in every table (params, plugins, tags, metrics, steps, events,
+  // checkpoints, tensors), in one transaction (run_store_import.cpp).
+  // Idempotent: a run imported before from the same file (its absolute path
+  // and its id there) is replaced in place and keeps its id here, so a store
+  // imported again after its runs went on brings them up to date and never
+  // duplicates one. Returns each source run's id here. Throws Error for a
+  // file that is not a run store of this build's schema, and for this store.
+  std::map<std::int64_t, std::int64_t> import_runs(const std::string& source);
+
   // Writes every buffered row now (a busy database keeps them buffered).
   void flush();
 

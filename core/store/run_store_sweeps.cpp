@@ -101,7 +101,8 @@ std::int64_t RunStore::begin_sweep(const SweepRecord& sweep, const std::vector<S
     insert.bind(10, sweep.command_line);
     insert.exec();
     const std::int64_t id = s.db.getLastInsertRowid();
-    SQLite::Statement add(s.db, "INSERT INTO sweep_trials (sweep_id, trial, overrides, state) VALUES (?, ?, ?, 'pending')");
+    SQLite::Statement add(s.db,
+                          "INSERT INTO sweep_trials (sweep_id, trial, overrides, state) VALUES (?, ?, ?, 'pending')");
     for (const SweepTrialRecord& trial : trials) {
       ResetOnExit reset(add);
       add.bind(1, id);

@@ -87,7 +87,11 @@ std::string free_stem(const fs::path& dir, std::int64_t trial) {
 
 SweepController::SweepController(const SweepSpec& spec, std::vector<SweepTrialRecord> trials,
                                  const SweepSetup& setup, RunStore& store)
-    : spec_(spec), trials_(std::move(trials)), setup_(setup), store_(store), scheduler_(spec.early_stopping, spec.mode) {
+    : spec_(spec),
+      trials_(std::move(trials)),
+      setup_(setup),
+      store_(store),
+      scheduler_(spec.early_stopping, spec.mode) {
   std::sort(trials_.begin(), trials_.end(), [](const auto& a, const auto& b) { return a.trial < b.trial; });
   for (std::size_t i = 0; i < trials_.size(); ++i)
     if (trials_[i].trial != static_cast<std::int64_t>(i))
@@ -121,7 +125,8 @@ Job SweepController::job_for(const SweepTrialRecord& trial) const {
                    "--tag", "sweep=" + spec_.name, "--tag", "sweep_id=" + std::to_string(setup_.sweep_id),
                    "--tag", "trial=" + number, "--set", "run.name=" + spec_.name + "-" + number,
                    "--set", "run.threads=" + std::to_string(spec_.threads)};
-  for (const auto& [key, value] : trial.overrides) job.arguments.insert(job.arguments.end(), {"--set", key + "=" + value});
+  for (const auto& [key, value] : trial.overrides)
+    job.arguments.insert(job.arguments.end(), {"--set", key + "=" + value});
   if (spec_.nproc > 1) job.arguments.insert(job.arguments.end(), {"--nproc", std::to_string(spec_.nproc)});
   job.arguments.insert(job.arguments.end(), setup_.run_arguments.begin(), setup_.run_arguments.end());
   // Interrupted with a checkpoint: the exact resume carries it on (the same run, its steps exactly as unbroken).
@@ -176,7 +181,8 @@ void SweepController::take_up() {
       throw UsageError("sweep " + std::to_string(setup_.sweep_id) + ": run " + std::to_string(live.front()) +
                        " of one of its trials still runs after " + std::to_string(kWaitForOrphans.count()) +
                        " s; stop it (kill -INT its process), then --resume again");
-    if (!told) std::cerr << "sweep: waiting for " << live.size() << " trial run(s) of the last controller to save and end\n";
+    if (!told)
+      std::cerr << "sweep: waiting for " << live.size() << " trial run(s) of the last controller to save and end\n";
     told = true;
   }
   // Every rung met so far, in the order the trials met it: the scheduler's state when the last controller stopped.
@@ -191,7 +197,8 @@ void SweepController::take_up() {
       for (const RungValue& rung : rung_values(series->second, scheduler_, spec_.early_stopping.unit))
         met.emplace_back(rung.wall_time, trial.trial, rung);
   }
-  std::stable_sort(met.begin(), met.end(), [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  std::stable_sort(met.begin(), met.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   for (const auto& [when, number, rung] : met) {
     SweepTrialRecord& trial = trials_.at(number);
     ++rungs_seen_[number];

@@ -22,7 +22,8 @@ std::vector<SweepTrialRecord> ranked(std::vector<SweepTrialRecord> trials, Mode 
     const int ga = group_of(a), gb = group_of(b);
     if (ga != gb) return ga < gb;
     if (ga == 1 && a.rung != b.rung) return a.rung.value_or(-1) > b.rung.value_or(-1);
-    if (a.value && b.value && *a.value != *b.value) return mode == Mode::max ? *a.value > *b.value : *a.value < *b.value;
+    if (a.value && b.value && *a.value != *b.value)
+      return mode == Mode::max ? *a.value > *b.value : *a.value < *b.value;
     return a.trial < b.trial;
   });
   return trials;

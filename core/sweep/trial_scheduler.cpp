@@ -45,7 +45,8 @@ bool TrialScheduler::reached(std::int64_t trial, std::size_t k, double value) {
     // Every other value NaN: any number beats them; a NaN never goes on past the first.
     go_on = !std::isnan(value) &&
             (others.empty() || mine >= quantile(others, 1.0 - 1.0 / static_cast<double>(stopping_.reduction_factor)));
-  } else if (stopping_.scheduler == Scheduler::median && rung.size() >= static_cast<std::size_t>(stopping_.min_samples)) {
+  } else if (stopping_.scheduler == Scheduler::median &&
+             rung.size() >= static_cast<std::size_t>(stopping_.min_samples)) {
     go_on = !std::isnan(value) && (others.empty() || mine >= quantile(others, 0.5));
   }
   rung[trial] = {value, go_on};

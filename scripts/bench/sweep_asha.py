@@ -98,11 +98,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "bin", "orchestrate"))
     parser.add_argument("--only", choices=["asha", "grid"], help="run one of the two")
+    parser.add_argument("--keep", metavar="DIR", help="keep the two run stores (asha.db, grid.db) in DIR "
+                        "(for `orchestrate sweep show 1 --db DIR/asha.db --plot ...`)")
     args = parser.parse_args()
     print(f"processor: {processor()}, {os.cpu_count()} cores; load average at the start "
           f"{os.getloadavg()[0]:.2f}", flush=True)
     results = {}
-    with tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as temporary:
+        scratch = args.keep or temporary
+        os.makedirs(scratch, exist_ok=True)
         specs = {"asha": SPEC, "grid": grid_spec(scratch)}
         for name in ("asha", "grid"):
             if args.only and args.only != name:

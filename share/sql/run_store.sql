@@ -229,3 +229,16 @@ CREATE TABLE sweep_trials (
   PRIMARY KEY (sweep_id, trial)
 ) WITHOUT ROWID;
 CREATE INDEX sweep_trials_by_run ON sweep_trials (run_id);
+
+-- Runs brought in from another store file (`orchestrate store import`): a
+-- trial on a Slurm node records into a store of its own (SQLite is not safe
+-- for writers on several hosts through a network file system), which the
+-- sweep imports when the trial ends. Importing the same run again (it was
+-- resumed since) replaces its rows in place, keeping its id here.
+CREATE TABLE run_imports (
+  run_id        INTEGER PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+  source        TEXT    NOT NULL,  -- the source store file, an absolute path
+  source_run_id INTEGER NOT NULL,
+  imported_at   TEXT    NOT NULL,  -- ISO-8601 UTC, the last import
+  UNIQUE (source, source_run_id)
+);

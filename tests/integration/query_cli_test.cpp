@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "build_paths.h"
 #include "command_runner.h"
+#include "orchestrate/testing/scratch_dir.h"
 #include "store/run_store.h"
 
 namespace orchestrate::testing {
@@ -315,6 +317,32 @@ TEST(QueryCli, ReportRegressionsFlagsAnInjectedSlowRunWithExitCode4) {
   EXPECT_EQ(alone.exit_code, 0) << alone.output;
   EXPECT_EQ(alone.output, "nothing to compare: none of the 1 run selected has an earlier run of the same recipe on "
                           "the same machine, device and world size (train a recipe again, then report regressions)\n");
+}
+
+// A store from another machine (or a Slurm trial's own store) brought in:
+// its runs query like the ones trained here, and importing it again changes
+// nothing; a file that is no store is refused in one line, exit 1.
+TEST(QueryCli, StoreImportBringsAnotherStoresRunsOnceAndAgainChangesNothing) {
+  ScratchDir dir;
+  const std::string other = dir.file("node7.db");
+  const std::string db = dir.file("runs.db");
+  train_the_pair(other);
+  const auto first = run_orchestrate("store import " + other + " --db " + db);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.output, "imported 2 runs of " + other + " into " + db + ":\n  run 1 there is run 1 here\n"
+                          "  run 2 there is run 2 here\n");
+  const auto again = run_orchestrate("store import " + other + " --db " + db);
+  EXPECT_EQ(again.output, first.output) << "the same runs, the same ids";
+  const auto runs = run_orchestrate("runs --tag sweep=lr --format json --db " + db);
+  ASSERT_EQ(runs.exit_code, 0) << runs.output;
+  EXPECT_EQ(nlohmann::json::parse(runs.output).size(), 2u);
+  const auto shown = run_orchestrate("show slow_lr --db " + db);
+  EXPECT_NE(shown.output.find("optimizer.lr"), std::string::npos) << shown.output;
+  const std::string text = dir.write("notes.txt", "not a run store, only words, but more than a header's worth");
+  const auto refused = run_orchestrate("store import " + text + " --db " + db);
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_EQ(std::count(refused.output.begin(), refused.output.end(), '\n'), 1) << refused.output;
+  EXPECT_NE(refused.output.find(text), std::string::npos) << refused.output;
 }
 
 }  // namespace
