@@ -31,9 +31,9 @@ int sweeps_command(const std::vector<std::string>& arguments) {
   if (!parse_options("sweeps", "[options]", options, {}, arguments, values)) return 0;
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
   const RunStore store = open_existing_store(values);
-  Table table{{"id", "name", "state", "trials", "finished", "stopped", "failed", "metric", "mode", "scheduler",
-               "best_trial", "best_value", "started_at"},
-              {}};
+  Table table;
+  table.headers = {"id",     "name", "state",     "trials",     "finished",   "stopped",   "failed",
+                   "metric", "mode", "scheduler", "best_trial", "best_value", "started_at"};
   for (const SweepRecord& listed : store.list_sweeps()) {
     const auto sweep = store.find_sweep(std::to_string(listed.id));
     if (!sweep) continue;  // deleted since the list was read

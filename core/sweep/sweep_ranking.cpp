@@ -37,7 +37,8 @@ std::optional<std::int64_t> best_trial(const std::vector<SweepTrialRecord>& tria
 
 Table ranking_table(const std::vector<SweepTrialRecord>& trials, Mode mode) {
   // "value" is the sweep's metric; JSON gathers the parameters under "parameters".
-  Table table{{"rank", "trial", "run", "state", "value", "rung", "step", "seconds"}, {}};
+  Table table;
+  table.headers = {"rank", "trial", "run", "state", "value", "rung", "step", "seconds"};
   const std::size_t first_parameter = table.headers.size();
   if (!trials.empty())
     for (const auto& [key, value] : trials.front().overrides) table.headers.push_back(key);

@@ -126,5 +126,46 @@ TEST(MlflowExport, NoDirectoryOrAnUnknownRunIsOneLineAndExitCode2) {
   EXPECT_FALSE(fs::exists(dir.file("out")));
 }
 
+// A sweep in MLflow: one run for the sweep, its trials as child runs
+// (mlflow.parentRunId), as MLflow's UI nests them and its search finds them.
+TEST(MlflowExport, ASweepIsAParentRunWithItsTrialsAsChildren) {
+  ScratchDir dir;
+  const std::string recipe = dir.write("probe.toml", kRecipe), db = dir.file("runs.db"), out = dir.file("mlruns");
+  const std::string spec = dir.write("lr.toml", "[sweep]\nrecipe = \"probe.toml\"\nmetric = \"train/loss\"\n"
+                                                "mode = \"min\"\nconcurrency = 1\n[sweep.parameters]\n"
+                                                "\"optimizer.lr\" = [0.001, 0.002]\n");
+  const auto swept = run_orchestrate("sweep " + spec + " --db " + db);
+  ASSERT_EQ(swept.exit_code, 0) << swept.output;
+  const auto exported = run_orchestrate("export mlflow --sweep lr " + out + " --db " + db + " --experiment sweeps");
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_NE(exported.output.find("sweep 1 (lr): MLflow run "), std::string::npos) << exported.output;
+  const std::string checked = run_python(R"PY(
+import os, sqlite3
+os.environ["MLFLOW_ALLOW_FILE_STORE"] = "true"
+from mlflow.tracking import MlflowClient
+out, db = ")PY" + out + R"PY(", ")PY" + db + R"PY("
+client = MlflowClient(tracking_uri=out)
+experiment = client.get_experiment_by_name("sweeps")
+runs = client.search_runs([experiment.experiment_id])
+parents = [r for r in runs if "orchestrate.sweep_id" in r.data.tags]
+assert len(runs) == 3 and len(parents) == 1, [r.data.tags.get("mlflow.runName") for r in runs]
+parent = parents[0]
+children = client.search_runs([experiment.experiment_id], f"tags.mlflow.parentRunId = '{parent.info.run_id}'")
+assert sorted(c.data.params["optimizer.lr"] for c in children) == ["0.001", "0.002"], children
+assert parent.info.run_name == "lr" and parent.info.status == "FINISHED", parent.info
+params = parent.data.params
+assert params["sweep.metric"] == "train/loss" and params["sweep.trials"] == "2", params
+with sqlite3.connect(db) as store:
+    best = store.execute("select t.value from sweeps s join sweep_trials t on t.sweep_id = s.id "
+                         "and t.trial = s.best_trial").fetchone()[0]
+assert parent.data.metrics["train/loss"] == best, (parent.data.metrics, best)
+print(f"ok parent {parent.info.run_id} with {len(children)} children, best train/loss {best}")
+)PY");
+  EXPECT_EQ(checked.rfind("ok ", 0), 0u) << checked;
+  const auto unknown = run_orchestrate("export mlflow --sweep 9 " + out + " --db " + db);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("no sweep '9'"), std::string::npos) << unknown.output;
+}
+
 }  // namespace
 }  // namespace orchestrate::testing

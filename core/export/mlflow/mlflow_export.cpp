@@ -130,6 +130,29 @@ std::string user_name() {
   return user && *user ? user : "orchestrate";
 }
 
+// A run's directory, emptied (a second export replaces the first), with its meta.yaml.
+void write_run_meta(const fs::path& run_dir, const std::string& run_id, const std::string& experiment,
+                    const std::string& name, std::optional<long long> start, std::optional<long long> end,
+                    int status) {
+  std::error_code error;
+  fs::remove_all(run_dir, error);
+  fs::create_directories(run_dir / "artifacts", error);
+  if (error)
+    throw Error("export mlflow: cannot make " + run_dir.string() + ": " + error.message() +
+                " (choose a directory you can write)");
+  write_file(run_dir / "meta.yaml",
+             "artifact_uri: " + yaml_text(file_uri(run_dir / "artifacts")) + "\nend_time: " +
+                 (end ? std::to_string(*end) : "null") + "\nentry_point_name: ''\nexperiment_id: " +
+                 yaml_text(experiment) + "\nlifecycle_stage: active\nrun_id: " + run_id + "\nrun_name: " +
+                 yaml_text(name) + "\nsource_name: ''\nsource_type: 4\nsource_version: ''\n" +
+                 "start_time: " + (start ? std::to_string(*start) : "null") + "\nstatus: " + std::to_string(status) +
+                 "\ntags: []\nuser_id: " + yaml_text(user_name()) + "\n");
+}
+
+void write_tags(const fs::path& run_dir, const std::vector<std::pair<std::string, std::string>>& tags) {
+  for (const auto& [key, value] : tags) write_file(run_dir / "tags" / safe_key(key), value.substr(0, kMaxTagValue));
+}
+
 }  // namespace
 
 std::string experiment_id(const std::string& name) {
@@ -143,7 +166,7 @@ void write_experiment(const std::string& directory, const std::string& name) {
 }
 
 ExportedRun export_run(const RunDetails& details, const MetricHistory& history, const std::string& directory,
-                       const std::string& experiment_name) {
+                       const std::string& experiment_name, const std::string& parent_run_id) {
   const RunSummary& run = details.summary;
   const RunRecord& record = details.record;
   const std::string experiment = experiment_id(experiment_name);
@@ -153,23 +176,8 @@ ExportedRun export_run(const RunDetails& details, const MetricHistory& history, 
                         .substr(0, 32);
   const fs::path run_dir = fs::path(directory) / experiment / exported.run_id;
   exported.directory = run_dir.string();
-  std::error_code error;
-  fs::remove_all(run_dir, error);  // a second export replaces the first
-  fs::create_directories(run_dir / "artifacts", error);
-  if (error)
-    throw Error("export mlflow: cannot make " + run_dir.string() + ": " + error.message() +
-                " (choose a directory you can write)");
-
-  const auto start = epoch_ms(run.started_at);
-  const auto end = epoch_ms(run.status == "lost" ? run.last_seen_at : run.ended_at);
-  write_file(run_dir / "meta.yaml",
-             "artifact_uri: " + yaml_text(file_uri(run_dir / "artifacts")) + "\nend_time: " +
-                 (end ? std::to_string(*end) : "null") + "\nentry_point_name: ''\nexperiment_id: " +
-                 yaml_text(experiment) + "\nlifecycle_stage: active\nrun_id: " + exported.run_id +
-                 "\nrun_name: " + yaml_text(run.name) + "\nsource_name: ''\nsource_type: 4\nsource_version: ''\n" +
-                 "start_time: " + (start ? std::to_string(*start) : "null") +
-                 "\nstatus: " + std::to_string(mlflow_status(run.status)) + "\ntags: []\nuser_id: " +
-                 yaml_text(user_name()) + "\n");
+  write_run_meta(run_dir, exported.run_id, experiment, run.name, epoch_ms(run.started_at),
+                 epoch_ms(run.status == "lost" ? run.last_seen_at : run.ended_at), mlflow_status(run.status));
 
   for (const auto& [key, value] : record.params) {
     write_file(run_dir / "params" / safe_key(key), value.substr(0, kMaxParamValue));
@@ -204,11 +212,58 @@ ExportedRun export_run(const RunDetails& details, const MetricHistory& history, 
   if (run.source_run_id) tags.emplace_back("orchestrate.source_run", std::to_string(run.source_run_id));
   if (!record.git_revision.empty()) tags.emplace_back("mlflow.source.git.commit", record.git_revision);
   if (!run.error.empty()) tags.emplace_back("orchestrate.error", run.error);
+  if (!parent_run_id.empty()) tags.emplace_back("mlflow.parentRunId", parent_run_id);  // MLflow's nested runs
   for (const auto& [key, value] : run.tags) tags.emplace_back(key, value);  // the user's own, last: they win
-  for (const auto& [key, value] : tags) write_file(run_dir / "tags" / safe_key(key), value.substr(0, kMaxTagValue));
+  write_tags(run_dir, tags);
   exported.tags = tags.size();
 
   write_file(run_dir / "artifacts" / "recipe.toml", record.resolved_recipe);
+  return exported;
+}
+
+ExportedRun export_sweep(const SweepDetails& details, const std::string& directory,
+                         const std::string& experiment_name) {
+  const SweepRecord& sweep = details.sweep;
+  const std::string experiment = experiment_id(experiment_name);
+  ExportedRun exported;
+  exported.run_id =
+      sha256_hex("orchestrate sweep|" + sweep.host + "|" + sweep.started_at + "|" + std::to_string(sweep.id) + "|" +
+                 sweep.name)
+          .substr(0, 32);
+  const fs::path run_dir = fs::path(directory) / experiment / exported.run_id;
+  exported.directory = run_dir.string();
+  // finished: FINISHED; running: RUNNING; stopped by Ctrl-C: KILLED; failed or lost: FAILED.
+  const int status = sweep.state == "finished" ? 3 : sweep.state == "running" ? 1 : sweep.state == "stopped" ? 5 : 4;
+  write_run_meta(run_dir, exported.run_id, experiment, sweep.name, epoch_ms(sweep.started_at),
+                 epoch_ms(sweep.ended_at), status);
+  const std::vector<std::pair<std::string, std::string>> params = {
+      {"sweep.recipe", sweep.recipe_path}, {"sweep.metric", sweep.metric},     {"sweep.mode", sweep.mode},
+      {"sweep.scheduler", sweep.scheduler}, {"sweep.trials", std::to_string(details.trials.size())}};
+  for (const auto& [key, value] : params)
+    write_file(run_dir / "params" / safe_key(key), value.substr(0, kMaxParamValue));
+  exported.params = params.size();
+  // The best trial's value, as the parent's metric: what MLflow's run list sorts the sweeps by.
+  if (sweep.best_trial)
+    for (const SweepTrialRecord& trial : details.trials)
+      if (trial.trial == *sweep.best_trial && trial.value) {
+        const auto when = epoch_ms(sweep.ended_at.empty() ? sweep.started_at : sweep.ended_at);
+        write_file(run_dir / "metrics" / safe_key(sweep.metric),
+                   std::to_string(when.value_or(0)) + " " + number_text(*trial.value) + " 0\n");
+        exported.metric_values = 1;
+      }
+  std::vector<std::pair<std::string, std::string>> tags = {
+      {"mlflow.runName", sweep.name},
+      {"mlflow.source.type", "LOCAL"},
+      {"mlflow.source.name", sweep.command_line},
+      {"mlflow.user", user_name()},
+      {"mlflow.note.content", "Sweep " + std::to_string(sweep.id) + " recorded by orchestrate on " + sweep.host +
+                                  "; its trials are the child runs. The spec:\n\n```toml\n" + sweep.spec + "```\n"},
+      {"orchestrate.sweep_id", std::to_string(sweep.id)},
+      {"orchestrate.state", sweep.state}};
+  if (sweep.best_trial) tags.emplace_back("orchestrate.best_trial", std::to_string(*sweep.best_trial));
+  write_tags(run_dir, tags);
+  exported.tags = tags.size();
+  write_file(run_dir / "artifacts" / "sweep.toml", sweep.spec);
   return exported;
 }
 

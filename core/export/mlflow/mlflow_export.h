@@ -10,6 +10,8 @@
 //   DIR/<experiment id>/<run id>/tags/<key>       the run's tags, mlflow.* and orchestrate.*
 //   DIR/<experiment id>/<run id>/artifacts/recipe.toml
 //
+// A sweep (`export mlflow --sweep ID`) is a parent run, its trials children.
+//
 // Ids are derived from the experiment's name and the run's identity, so
 // exporting a run again replaces its directory instead of adding a copy.
 #pragma once
@@ -19,6 +21,7 @@
 
 #include "store/metric_history.h"
 #include "store/run_records.h"
+#include "store/sweep_records.h"
 
 namespace orchestrate::mlflow {
 
@@ -36,8 +39,17 @@ std::string experiment_id(const std::string& name);
 // (and MLflow's Default experiment 0, which its file store expects).
 void write_experiment(const std::string& directory, const std::string& name);
 
-// Writes one run (its directory replaced) into experiment `experiment_name`.
+// Writes one run (its directory replaced) into experiment `experiment_name`;
+// with `parent_run_id`, as a child of that run (MLflow's mlflow.parentRunId
+// tag: a sweep's trial under its sweep).
 ExportedRun export_run(const RunDetails& details, const MetricHistory& history, const std::string& directory,
-                       const std::string& experiment_name);
+                       const std::string& experiment_name, const std::string& parent_run_id = "");
+
+// Writes a sweep as a parent run (its directory replaced): its name, state
+// and times; params sweep.recipe, sweep.metric, sweep.mode, sweep.scheduler
+// and sweep.trials; the best trial's value as its metric; its spec as the
+// note and as artifacts/sweep.toml. Its trials go under it with export_run's
+// `parent_run_id` = the returned run_id.
+ExportedRun export_sweep(const SweepDetails& sweep, const std::string& directory, const std::string& experiment_name);
 
 }  // namespace orchestrate::mlflow
