@@ -19,6 +19,7 @@
 
 #include "build_paths.h"
 #include "command_runner.h"
+#include "orchestrate/error.h"
 #include "orchestrate/testing/scratch_dir.h"
 #include "store/run_store.h"
 
@@ -148,8 +149,12 @@ TEST(SweepScheduling, AKilledControllerIsResumedWithoutLosingOrRepeatingATrial) 
   for (;; std::this_thread::sleep_for(std::chrono::milliseconds(200))) {
     ASSERT_LT(std::chrono::steady_clock::now(), deadline) << file_bytes(dir.file("first.log"));
     if (!fs::exists(db)) continue;
-    const auto sweep = RunStore(db, StoreAccess::read_only).find_sweep("1");
-    if (sweep && sweep->trials[0].rung && sweep->trials[1].rung) break;
+    try {
+      const auto sweep = RunStore(db, StoreAccess::read_only).find_sweep("1");
+      if (sweep && sweep->trials[0].rung && sweep->trials[1].rung) break;
+    } catch (const Error&) {
+      // the sweep has made the file but not yet its tables: look again
+    }
   }
   ASSERT_EQ(kill(controller, SIGKILL), 0);
   // Read as lost once the kernel has taken the process down (a moment).
