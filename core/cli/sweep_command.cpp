@@ -98,8 +98,9 @@ int sweep_command(const std::vector<std::string>& arguments) {
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
   const bool resuming = values.count("resume") > 0;
   if (resuming == (values.count("spec") > 0))
-    throw UsageError("sweep: give a spec file (orchestrate sweep SPEC) or --resume SWEEP, not " +
-                     std::string(resuming ? "both" : "neither"));
+    throw UsageError(resuming ? "sweep: give a spec file or --resume SWEEP, not both"
+                              : "sweep: give a spec file (orchestrate sweep SPEC), or take up a sweep with "
+                                "--resume SWEEP (orchestrate sweeps lists them)");
   const int gpus = static_cast<int>(torch::cuda::device_count());
   const std::string db = db_path(values);
 
