@@ -7,9 +7,7 @@
 #include <torch/cuda.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "analysis/table_format.h"
 #include "cli/command.h"
@@ -42,13 +40,6 @@ std::string this_engine() {
   const fs::path self = fs::read_symlink("/proc/self/exe", error);
   if (error) throw Error("sweep: cannot find this program's file (/proc/self/exe): " + error.message());
   return self.string();
-}
-
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::vector<sweep::Trial> trials_of(const std::vector<SweepTrialRecord>& records) {
@@ -154,7 +145,7 @@ int sweep_command(const std::vector<std::string>& arguments) {
     SweepRecord record;
     record.name = spec.name;
     record.spec_path = spec.path;
-    record.spec = file_text(spec.path);
+    record.spec = spec.text;
     record.recipe_path = recipe;
     record.metric = spec.metric;
     record.mode = sweep::mode_name(spec.mode);

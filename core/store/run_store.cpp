@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <iostream>
 
@@ -34,12 +33,6 @@ SQLite::Database open_database(const std::string& path, StoreAccess access) {
 }
 
 std::string summary_query(const std::string& rest) { return std::string(kSummaryColumns) + " FROM runs " + rest; }
-
-bool parse_run_id(const std::string& text, std::int64_t& id) {
-  const char* end = text.data() + text.size();
-  auto [stop, error] = std::from_chars(text.data(), end, id);
-  return !text.empty() && error == std::errc() && stop == end;
-}
 
 std::string run_label(std::int64_t run_id) { return "run " + std::to_string(run_id); }
 
@@ -438,7 +431,7 @@ std::optional<RunSummary> RunStore::find_run(const std::string& id_or_name) cons
   Impl& s = *impl_;
   return s.locked("looking up run '" + id_or_name + "'", [&]() -> std::optional<RunSummary> {
     std::int64_t id = 0;
-    if (parse_run_id(id_or_name, id)) {
+    if (parse_id(id_or_name, id)) {
       s.select_run_by_id.bind(1, id);
       auto found = s.read_summaries(s.select_run_by_id);
       if (!found.empty()) return found.front();

@@ -2,8 +2,6 @@
 // what `orchestrate sweep` records of a sweep beside its trials' runs.
 #include <unistd.h>
 
-#include <charconv>
-
 #include <SQLiteCpp/Transaction.h>
 #include <nlohmann/json.hpp>
 
@@ -184,9 +182,7 @@ std::optional<SweepDetails> RunStore::find_sweep(const std::string& id_or_name) 
   Impl& s = *impl_;
   return s.locked("reading sweep '" + id_or_name + "'", [&]() -> std::optional<SweepDetails> {
     std::int64_t id = 0;
-    const char* end = id_or_name.data() + id_or_name.size();
-    const auto [stop, error] = std::from_chars(id_or_name.data(), end, id);
-    const bool numeric = !id_or_name.empty() && error == std::errc() && stop == end;
+    const bool numeric = parse_id(id_or_name, id);
     SQLite::Statement by_id(s.db, std::string(kSweepColumns) + "WHERE id = ?");
     by_id.bind(1, id);
     SQLite::Statement by_name(s.db, std::string(kSweepColumns) + "WHERE name = ? ORDER BY id DESC LIMIT 1");

@@ -1,5 +1,6 @@
 #include "store/store_sql.h"
 
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +50,12 @@ bool is_transient(const SQLite::Exception& error) {
     default:
       return false;
   }
+}
+
+bool parse_id(const std::string& text, std::int64_t& id) {
+  const char* end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, id);
+  return !text.empty() && error == std::errc() && stop == end;
 }
 
 }  // namespace orchestrate

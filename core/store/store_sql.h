@@ -44,4 +44,8 @@ double real_column(const SQLite::Statement& statement, int index);
 // same way on every try.
 bool is_transient(const SQLite::Exception& error);
 
+// A run's or a sweep's id given as text (the "id or name" of find_run and
+// find_sweep): all digits, fitting 64 bits.
+bool parse_id(const std::string& text, std::int64_t& id);
+
 }  // namespace orchestrate

@@ -311,6 +311,7 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& path, int u
   Problems problems(path);
   SweepSpec spec;
   spec.path = path;
+  spec.text = std::string(text);
   spec.name = std::filesystem::path(path).stem().string();
   const toml::table* sweep = root[kSweepTable].as_table();
   // A [sweep] without a recipe key is a recipe's own: the file is the base

@@ -66,6 +66,7 @@ struct EarlyStopping {
 
 struct SweepSpec {
   std::string path;         // the spec file
+  std::string text;         // its text, as parsed (kept with a recorded sweep)
   std::string name;         // [sweep] name, or the file's stem
   std::string recipe;       // as written
   std::string metric;       // "eval/top1"
