@@ -149,8 +149,7 @@ int sweep_command(const std::vector<std::string>& arguments) {
     record.recipe_path = recipe;
     record.metric = spec.metric;
     record.mode = sweep::mode_name(spec.mode);
-    const char* schedulers[] = {"none", "asha", "median"};
-    record.scheduler = schedulers[static_cast<int>(spec.early_stopping.scheduler)];
+    record.scheduler = sweep::scheduler_name(spec.early_stopping.scheduler);
     record.command_line = command_line_of("sweep", arguments);
     setup.sweep_id = store->begin_sweep(record, records);
     for (auto& trial : records) trial.sweep_id = setup.sweep_id;

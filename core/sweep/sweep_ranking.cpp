@@ -66,4 +66,13 @@ Mode mode_named(const std::string& name) { return name == "min" ? Mode::min : Mo
 
 const char* mode_name(Mode mode) { return mode == Mode::max ? "max" : "min"; }
 
+const char* scheduler_name(Scheduler scheduler) {
+  switch (scheduler) {
+    case Scheduler::asha: return "asha";
+    case Scheduler::median: return "median";
+    case Scheduler::none: break;
+  }
+  return "none";
+}
+
 }  // namespace orchestrate::sweep

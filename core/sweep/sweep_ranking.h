@@ -26,5 +26,6 @@ Table ranking_table(const std::vector<SweepTrialRecord>& trials, Mode mode);
 
 Mode mode_named(const std::string& name);  // "max" or "min", as the store keeps it
 const char* mode_name(Mode mode);
+const char* scheduler_name(Scheduler scheduler);  // "none", "asha" or "median", as the store keeps it
 
 }  // namespace orchestrate::sweep
