@@ -1,6 +1,7 @@
 // `orchestrate sweep SPEC [--dry-run]` and `orchestrate sweep --resume SWEEP`:
 // a sweep spec's trials (core/sweep), every one checked before any starts,
-// run side by side on this machine's cores or GPUs, stopped early by the
+// run side by side on this machine's cores or GPUs or as a Slurm job array,
+// stopped early by the
 // spec's scheduler, recorded in the run store's sweeps tables and ranked by
 // the spec's metric. Each trial is a run tagged sweep=<name>,
 // sweep_id=<id> and trial=<n>. (`sweep show` and `sweeps`: sweeps_commands.cpp.)
@@ -8,6 +9,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include "analysis/table_format.h"
 #include "cli/command.h"
@@ -17,6 +20,8 @@
 #include "engine/recipe/usable_cores.h"
 #include "orchestrate/error.h"
 #include "orchestrate/shell_word.h"
+#include "sweep/local_executor.h"
+#include "sweep/slurm_executor.h"
 #include "sweep/sweep_controller.h"
 #include "sweep/sweep_ranking.h"
 #include "sweep/sweep_run.h"
@@ -60,6 +65,21 @@ std::vector<SweepTrialRecord> records_of(const std::vector<sweep::Trial>& trials
 }
 
 // Stopped (Ctrl-C): the exit code of an interrupted run; else 1 when a trial failed.
+std::unique_ptr<sweep::Executor> executor_for(const sweep::SweepSpec& spec, const sweep::SweepSetup& setup,
+                                              int gpus) {
+  if (spec.executor == sweep::ExecutorKind::local)
+    return std::make_unique<sweep::LocalExecutor>(
+        sweep::machine_slots(spec.concurrency, spec.threads * spec.nproc, spec.gpus, gpus));
+  sweep::SlurmArrayShape shape;
+  shape.name = spec.name;
+  shape.work_dir = (fs::path(setup.output_dir) / "slurm").string();
+  shape.concurrency = spec.concurrency;
+  shape.cpus_per_task = spec.threads * spec.nproc;
+  shape.gpus_per_task = spec.gpus;
+  shape.settings = spec.slurm;
+  return std::make_unique<sweep::SlurmExecutor>(shape);
+}
+
 int exit_code_of(const std::vector<SweepTrialRecord>& trials, bool stopped) {
   if (stopped) return static_cast<int>(ExitCode::interrupted);
   for (const auto& trial : trials)
@@ -154,29 +174,34 @@ int sweep_command(const std::vector<std::string>& arguments) {
     setup.sweep_id = store->begin_sweep(record, records);
     for (auto& trial : records) trial.sweep_id = setup.sweep_id;
   }
-  setup.output_dir =
-      (fs::path(setup.db).parent_path() / "sweeps" / (spec.name + "-" + std::to_string(setup.sweep_id))).string();
+  // Absolute: a Slurm task runs elsewhere, from another directory.
+  setup.output_dir = fs::absolute(fs::path(setup.db).parent_path() / "sweeps" /
+                                  (spec.name + "-" + std::to_string(setup.sweep_id)))
+                         .lexically_normal()
+                         .string();
   std::cerr << "sweep " << setup.sweep_id << " '" << spec.name << "'" << (taken_up ? " taken up" : "") << ": "
             << records.size() << " trials of " << recipe << "; logs in " << setup.output_dir << "\n";
-  sweep::SweepController controller(spec, records, setup, *store);
   std::vector<SweepTrialRecord> ended;
+  std::unique_ptr<sweep::Executor> executor;  // outlives the controller that drives it
+  std::optional<sweep::SweepController> controller;
   try {
-    if (taken_up) controller.take_up();
-    const auto slots = sweep::machine_slots(spec.concurrency, spec.threads * spec.nproc, spec.gpus, gpus);
-    ended = controller.run(slots);
+    executor = executor_for(spec, setup, gpus);
+    controller.emplace(spec, records, setup, *store, *executor);
+    if (taken_up) controller->take_up();
+    ended = controller->run();
   } catch (...) {
     store->end_sweep(setup.sweep_id, "failed");
     throw;
   }
-  store->end_sweep(setup.sweep_id, controller.stopped() ? "stopped" : "finished");
+  store->end_sweep(setup.sweep_id, controller->stopped() ? "stopped" : "finished");
   std::cerr << "ranked by " << spec.metric << " (" << sweep::mode_name(spec.mode) << "); again: orchestrate sweep show "
             << setup.sweep_id << " --db " << shell_word(setup.db)
-            << (controller.stopped() ? "; continue it: orchestrate sweep --resume " + std::to_string(setup.sweep_id) +
+            << (controller->stopped() ? "; continue it: orchestrate sweep --resume " + std::to_string(setup.sweep_id) +
                                            " --db " + shell_word(setup.db)
                                      : "")
             << "\n";
   std::cout << render(sweep::ranking_table(ended, spec.mode), format);
-  return exit_code_of(ended, controller.stopped());
+  return exit_code_of(ended, controller->stopped());
 }
 
 }  // namespace orchestrate::cli

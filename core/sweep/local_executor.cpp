@@ -9,6 +9,7 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <thread>

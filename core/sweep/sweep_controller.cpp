@@ -86,12 +86,13 @@ std::string free_stem(const fs::path& dir, std::int64_t trial) {
 }  // namespace
 
 SweepController::SweepController(const SweepSpec& spec, std::vector<SweepTrialRecord> trials,
-                                 const SweepSetup& setup, RunStore& store)
+                                 const SweepSetup& setup, RunStore& store, Executor& executor)
     : spec_(spec),
       trials_(std::move(trials)),
       setup_(setup),
       store_(store),
-      scheduler_(spec.early_stopping, spec.mode) {
+      scheduler_(spec.early_stopping, spec.mode),
+      executor_(executor) {
   std::sort(trials_.begin(), trials_.end(), [](const auto& a, const auto& b) { return a.trial < b.trial; });
   for (std::size_t i = 0; i < trials_.size(); ++i)
     if (trials_[i].trial != static_cast<std::int64_t>(i))
@@ -100,17 +101,46 @@ SweepController::SweepController(const SweepSpec& spec, std::vector<SweepTrialRe
   best_ = best_trial(trials_, spec_.mode);
 }
 
+std::string SweepController::store_of(std::int64_t trial) const {
+  if (!executor_.trial_stores()) return setup_.db;
+  return (fs::path(setup_.output_dir) / ("trial-" + std::to_string(trial) + ".db")).string();
+}
+
 std::map<std::int64_t, SweepController::TrialRun> SweepController::runs_by_trial() const {
   RunFilter filter;
   filter.tags = {{"sweep_id", std::to_string(setup_.sweep_id)}};
   std::map<std::int64_t, TrialRun> out;
-  for (const RunSummary& run : store_.find_runs(filter)) {
-    const auto tag = run.tags.find("trial");
-    if (tag == run.tags.end()) continue;
-    const std::int64_t trial = std::stoll(tag->second);
-    if (run.id > out[trial].id) out[trial] = {run.id, run.status};
+  const auto add_runs = [&](const RunStore& store) {
+    for (const RunSummary& run : store.find_runs(filter)) {
+      const auto tag = run.tags.find("trial");
+      if (tag == run.tags.end()) continue;
+      const std::int64_t trial = std::stoll(tag->second);
+      if (run.id > out[trial].id) out[trial] = {run.id, run.status, store.path()};
+    }
+  };
+  if (!executor_.trial_stores()) {
+    add_runs(store_);
+    return out;
+  }
+  for (const SweepTrialRecord& trial : trials_) {
+    const std::string db = store_of(trial.trial);
+    if (ended(trial) || !fs::exists(db)) continue;
+    try {
+      add_runs(RunStore(db, StoreAccess::read_only));
+    } catch (const std::exception&) {
+      // Not yet a store: its trial is creating it this moment.
+    }
   }
   return out;
+}
+
+std::int64_t SweepController::import_trial(std::int64_t trial, std::int64_t id) {
+  const auto ids = store_.import_runs(store_of(trial));
+  const auto here = ids.find(id);
+  if (here == ids.end())
+    throw Error("sweep: trial " + std::to_string(trial) + "'s store " + store_of(trial) + " has no run " +
+                std::to_string(id));
+  return here->second;
 }
 
 Job SweepController::job_for(const SweepTrialRecord& trial) const {
@@ -121,7 +151,8 @@ Job SweepController::job_for(const SweepTrialRecord& trial) const {
   job.stdout_path = stem + ".json";
   job.stderr_path = stem + ".log";
   const std::string number = std::to_string(trial.trial);
-  job.arguments = {"run", setup_.recipe_path, "--quiet", "--format", "json", "--db", setup_.db,
+  const std::string db = store_of(trial.trial);
+  job.arguments = {"run", setup_.recipe_path, "--quiet", "--format", "json", "--db", db,
                    "--tag", "sweep=" + spec_.name, "--tag", "sweep_id=" + std::to_string(setup_.sweep_id),
                    "--tag", "trial=" + number, "--set", "run.name=" + spec_.name + "-" + number,
                    "--set", "run.threads=" + std::to_string(spec_.threads)};
@@ -130,8 +161,13 @@ Job SweepController::job_for(const SweepTrialRecord& trial) const {
   if (spec_.nproc > 1) job.arguments.insert(job.arguments.end(), {"--nproc", std::to_string(spec_.nproc)});
   job.arguments.insert(job.arguments.end(), setup_.run_arguments.begin(), setup_.run_arguments.end());
   // Interrupted with a checkpoint: the exact resume carries it on (the same run, its steps exactly as unbroken).
-  if (trial.run_id && !store_.checkpoints(trial.run_id).empty())
-    job.arguments.insert(job.arguments.end(), {"--resume", std::to_string(trial.run_id)});
+  std::optional<std::int64_t> run_id = trial.run_id;
+  if (executor_.trial_stores()) {  // its id in the trial's own store
+    const auto runs = runs_by_trial();
+    run_id = runs.count(trial.trial) ? std::optional(runs.at(trial.trial).id) : std::nullopt;
+  }
+  if (run_id && !RunStore(db, StoreAccess::read_only).checkpoints(*run_id).empty())
+    job.arguments.insert(job.arguments.end(), {"--resume", std::to_string(*run_id)});
   return job;
 }
 
@@ -142,9 +178,9 @@ void SweepController::record(const SweepTrialRecord& trial) {
   best_ = best;
 }
 
-bool SweepController::watch_rungs(SweepTrialRecord& trial, bool act) {
-  if (!scheduler_.stops_early() || !trial.run_id) return false;
-  const MetricHistory history = read_metric_history(setup_.db, trial.run_id);
+bool SweepController::watch_rungs(SweepTrialRecord& trial, const TrialRun& run, bool act) {
+  if (!scheduler_.stops_early() || !run.id) return false;
+  const MetricHistory history = read_metric_history(run.db, run.id);
   const auto series = history.find(spec_.metric);
   if (series == history.end()) return false;
   const auto met = rung_values(series->second, scheduler_, spec_.early_stopping.unit);
@@ -162,7 +198,7 @@ bool SweepController::watch_rungs(SweepTrialRecord& trial, bool act) {
       trial.reason = "stopped at rung " + std::to_string(rung.rung) + " (" +
                      (spec_.early_stopping.unit == RungUnit::epochs ? "epoch " : "step ") +
                      std::to_string(scheduler_.rung_length(rung.rung)) + ")";
-      if (executor_) executor_->interrupt(trial.trial);
+      executor_.interrupt(trial.trial);
       ++seen;
       break;
     }
@@ -171,6 +207,7 @@ bool SweepController::watch_rungs(SweepTrialRecord& trial, bool act) {
 }
 
 void SweepController::take_up() {
+  executor_.interrupt_orphans();
   const auto started = std::chrono::steady_clock::now();
   for (bool told = false;; std::this_thread::sleep_for(std::chrono::seconds(1))) {
     std::vector<std::int64_t> live;
@@ -189,7 +226,8 @@ void SweepController::take_up() {
   const auto runs = runs_by_trial();
   std::vector<std::tuple<double, std::int64_t, RungValue>> met;
   for (SweepTrialRecord& trial : trials_) {
-    if (const auto run = runs.find(trial.trial); run != runs.end()) trial.run_id = run->second.id;
+    if (const auto run = runs.find(trial.trial); run != runs.end())
+      trial.run_id = executor_.trial_stores() ? import_trial(trial.trial, run->second.id) : run->second.id;
     if (trial.state == "running") trial.state = "interrupted";  // its controller died
     if (!trial.run_id || !scheduler_.stops_early()) continue;
     const MetricHistory history = read_metric_history(setup_.db, trial.run_id);
@@ -216,17 +254,20 @@ void SweepController::take_up() {
   for (const SweepTrialRecord& trial : trials_) record(trial);
 }
 
-void SweepController::on_tick(LocalExecutor& executor) {
-  executor_ = &executor;
+void SweepController::on_tick() {
   const auto runs = runs_by_trial();
   for (SweepTrialRecord& trial : trials_) {
     if (ended(trial) || stopping_.count(trial.trial)) continue;
     const auto run = runs.find(trial.trial);
     if (run == runs.end() || run->second.status != "running") continue;
-    bool changed = trial.run_id != run->second.id || trial.state != "running";
-    trial.run_id = run->second.id;
+    bool changed = trial.state != "running";
     trial.state = "running";
-    changed |= watch_rungs(trial, true);
+    // A trial of its own store links to the sweep's copy of its run once it ends.
+    if (!executor_.trial_stores()) {
+      changed |= trial.run_id != run->second.id;
+      trial.run_id = run->second.id;
+    }
+    changed |= watch_rungs(trial, run->second, true);
     if (changed) record(trial);
   }
 }
@@ -235,12 +276,26 @@ void SweepController::on_finished(const Finished& finished) {
   SweepTrialRecord& trial = trials_.at(finished.job->trial);
   trial.seconds += finished.seconds;
   const RunOutcome outcome = read_outcome(finished.job->stdout_path, spec_.metric);
-  if (outcome.run_id) trial.run_id = outcome.run_id;
-  else if (const auto runs = runs_by_trial(); runs.count(trial.trial)) trial.run_id = runs.at(trial.trial).id;
+  std::optional<TrialRun> run;  // in the store it recorded in
+  if (const auto runs = runs_by_trial(); runs.count(trial.trial)) run = runs.at(trial.trial);
+  if (outcome.run_id) run = TrialRun{outcome.run_id, outcome.status, store_of(trial.trial)};
   const bool stopped_by_scheduler = stopping_.count(trial.trial) > 0;
   // The rungs it met in its last moments count for the trials after it.
-  if (!stopped_by_scheduler) watch_rungs(trial, false);
-  if (outcome.status == "finished") {
+  if (!stopped_by_scheduler && run) watch_rungs(trial, *run, false);
+  std::string import_failure;
+  if (run && executor_.trial_stores()) {
+    try {
+      trial.run_id = import_trial(trial.trial, run->id);
+    } catch (const std::exception& e) {
+      import_failure = "its run could not be brought into " + setup_.db + ": " + e.what();
+    }
+  } else if (run) {
+    trial.run_id = run->id;
+  }
+  if (!import_failure.empty()) {
+    trial.state = "failed";
+    trial.reason = import_failure;
+  } else if (outcome.status == "finished") {
     trial.state = "finished";
     trial.value = outcome.value;
     trial.step = outcome.steps;
@@ -280,31 +335,28 @@ std::string SweepController::status_line(std::size_t running) const {
   // Jobs left, at the mean time of those ended, in waves of the machine's slots.
   if (ended_ > 0 && jobs_ > ended_) {
     const double left = static_cast<double>(jobs_ - ended_);
-    line << "; ETA " << duration_text(job_seconds_ / ended_ * std::ceil(left / std::max<std::size_t>(1, slots_)));
+    const double slots = std::max(1, executor_.slots());
+    line << "; ETA " << duration_text(job_seconds_ / ended_ * std::ceil(left / slots));
   }
   return line.str();
 }
 
-std::vector<SweepTrialRecord> SweepController::run(const std::vector<Slot>& slots) {
+std::vector<SweepTrialRecord> SweepController::run() {
   fs::create_directories(setup_.output_dir);
   std::vector<Job> jobs;
   for (const SweepTrialRecord& trial : trials_)
     if (!ended(trial)) jobs.push_back(job_for(trial));
   jobs_ = jobs.size();
-  slots_ = slots.size();
   const bool tty = isatty(STDERR_FILENO);
   const auto started = std::chrono::steady_clock::now();
   StopSignal stop;
-  LocalExecutor executor(slots);
-  executor_ = &executor;
-  executor.run(
+  executor_.run(
       jobs, [&](const Finished& finished) { on_finished(finished); },
       [&](int running) {
-        on_tick(executor);
+        on_tick();
         if (tty) std::cerr << "\r\033[K" << status_line(running) << std::flush;
       },
       [&]() { return stop.requested(); });
-  executor_ = nullptr;
   if (tty) std::cerr << "\r\033[K";
   stopped_ = stop.requested();
   std::cerr << "sweep " << spec_.name << ": " << ended_ << " of " << jobs.size() << " trial runs ended in "

@@ -21,8 +21,9 @@ namespace {
 
 const std::vector<std::string> kSweepKeys{"recipe",      "name",    "metric", "mode",  "trials", "sampler",
                                           "concurrency", "threads", "gpus",   "nproc", "seed",   "parameters",
-                                          "early_stopping"};
+                                          "early_stopping", "executor", "slurm"};
 const std::vector<std::string> kEarlyStoppingKeys{"scheduler", "rung", "grace", "reduction_factor", "min_samples"};
+const std::vector<std::string> kSlurmKeys{"partition", "time", "sbatch"};
 const std::vector<std::string> kRangeKinds{"range", "log", "int", "choices"};
 
 std::string joined(const std::vector<std::string>& items) {
@@ -223,6 +224,26 @@ void read_early_stopping(const toml::table& table, EarlyStopping& stopping, Prob
   if (auto samples = integer_at(table, "min_samples", 1, 1000000, problems)) stopping.min_samples = *samples;
 }
 
+void read_slurm(const toml::table& table, SlurmSettings& slurm, Problems& problems) {
+  check_keys(table, kSlurmKeys, "[sweep.slurm]", problems);
+  if (auto partition = string_at(table, "partition", problems)) slurm.partition = *partition;
+  if (auto time = string_at(table, "time", problems)) slurm.time = *time;
+  const toml::node* sbatch = table.get("sbatch");
+  if (!sbatch) return;
+  const toml::array* options = sbatch->as_array();
+  if (!options) {
+    problems.add(*sbatch, "sbatch must be a list of sbatch options, e.g. [\"--account=ml\"]");
+    return;
+  }
+  for (const auto& option : *options) {
+    const auto text = option.value_exact<std::string>();
+    if (!text || text->rfind("--", 0) != 0 || text->find('\n') != std::string::npos)
+      problems.add(option, "sbatch: each option is one string that starts with --, e.g. \"--account=ml\"");
+    else
+      slurm.sbatch.push_back(*text);
+  }
+}
+
 // Combinations of a grid, or kMaxTrials + 1 once it passes that.
 std::int64_t grid_size(const std::vector<Parameter>& parameters) {
   std::int64_t size = 1;
@@ -271,6 +292,12 @@ void check_resources(const toml::table& sweep, SweepSpec& spec, int usable_cores
   if (auto nproc = integer_at(sweep, "nproc", 1, 4096, problems)) spec.nproc = static_cast<int>(*nproc);
   if (auto gpus = integer_at(sweep, "gpus", 0, 4096, problems)) spec.gpus = static_cast<int>(*gpus);
   const std::int64_t per_trial = static_cast<std::int64_t>(spec.threads) * spec.nproc;
+  if (spec.executor == ExecutorKind::slurm) {  // the cluster's cores, not this machine's
+    spec.concurrency = static_cast<int>(std::max<std::int64_t>(1, spec.trials));
+    if (auto concurrency = integer_at(sweep, "concurrency", 1, 4096, problems))
+      spec.concurrency = static_cast<int>(*concurrency);
+    return;
+  }
   spec.concurrency = static_cast<int>(std::max<std::int64_t>(1, cores / std::max<std::int64_t>(1, per_trial)));
   if (spec.gpus > 0 && usable_gpus > 0) spec.concurrency = std::min(spec.concurrency, usable_gpus / spec.gpus);
   if (auto concurrency = integer_at(sweep, "concurrency", 1, 4096, problems)) {
@@ -353,6 +380,15 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& path, int u
   if (const toml::node* stopping = sweep->get("early_stopping")) {
     if (const toml::table* table = stopping->as_table()) read_early_stopping(*table, spec.early_stopping, problems);
     else problems.add(*stopping, "early_stopping must be a table: [sweep.early_stopping]");
+  }
+  if (auto executor = choice_at<ExecutorKind>(
+          *sweep, "executor", {{"local", ExecutorKind::local}, {"slurm", ExecutorKind::slurm}}, problems))
+    spec.executor = *executor;
+  if (const toml::node* slurm = sweep->get("slurm")) {
+    if (const toml::table* table = slurm->as_table()) read_slurm(*table, spec.slurm, problems);
+    else problems.add(*slurm, "slurm must be a table: [sweep.slurm]");
+    if (spec.executor != ExecutorKind::slurm)
+      problems.add(*slurm, "[sweep.slurm] is given, but executor is not \"slurm\"; add executor = \"slurm\"");
   }
   if (problems.empty()) resolve_sampling(*sweep, spec, problems);
   check_resources(*sweep, spec, usable_cores, usable_gpus, problems);

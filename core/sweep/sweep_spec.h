@@ -9,6 +9,7 @@
 //   sampler = "random"                      # grid | random | sobol
 //   concurrency = 2                         # trials at once
 //   threads = 1                             # cores per trial
+//   executor = "local"                      # or "slurm": one job array, [sweep.slurm]
 //   [sweep.parameters]
 //   "optimizer.lr" = { log = [0.01, 0.3] }  # also range = [a, b], int = [a, b]
 //   "run.batch_size" = [64, 128]            # a list: grid values, or choices
@@ -64,6 +65,16 @@ struct EarlyStopping {
   std::int64_t min_samples = 3;  // the median rule: other trials at a rung before it stops any
 };
 
+enum class ExecutorKind { local, slurm };
+
+// [sweep.slurm]: what the job array asks of the cluster beyond cores and
+// GPUs per trial (from threads x nproc and gpus).
+struct SlurmSettings {
+  std::string partition;             // --partition, "" for the cluster's default
+  std::string time;                  // --time per task, "" for the partition's default
+  std::vector<std::string> sbatch;   // further sbatch options, as written ("--account=ml")
+};
+
 struct SweepSpec {
   std::string path;         // the spec file
   std::string text;         // its text, as parsed (kept with a recorded sweep)
@@ -74,7 +85,9 @@ struct SweepSpec {
   Mode mode = Mode::max;
   Sampler sampler = Sampler::grid;
   std::int64_t trials = 0;  // resolved: the grid's size for a grid
-  int concurrency = 1;
+  int concurrency = 1;      // slurm: the array's %N (the whole array when not given)
+  ExecutorKind executor = ExecutorKind::local;
+  SlurmSettings slurm;
   int threads = 1;          // cores per trial
   int gpus = 0;             // GPUs per trial
   int nproc = 1;            // data-parallel ranks per trial
@@ -85,7 +98,8 @@ struct SweepSpec {
 
 // Parses and checks `text`, the spec file `path`. `usable_cores`: the cores
 // this process may run on (concurrency x threads x nproc may not exceed them);
-// `usable_gpus` the same for gpus. Throws RecipeError with every problem.
+// `usable_gpus` the same for gpus. Neither binds a Slurm sweep: the cluster
+// has its own. Throws RecipeError with every problem.
 SweepSpec parse_sweep_spec(std::string_view text, const std::string& path, int usable_cores, int usable_gpus);
 
 // Reads the file first: a missing or unreadable file, or one over

@@ -183,6 +183,35 @@ concurrency = 1
             std::string::npos);
 }
 
+TEST(SweepSpec, ASlurmSweepAsksTheClusterNotThisMachine) {
+  // concurrency 8 x threads 4 on a 2-core machine: Slurm's cores, not these.
+  const SweepSpec spec = parse_sweep_spec(good_with("executor = \"slurm\"\nthreads = 4\n").replace(
+                                              kGood.find("concurrency = 2"), 15, "concurrency = 8") +
+                                              "[sweep.slurm]\npartition = \"gpu\"\ntime = \"1:00:00\"\n"
+                                              "sbatch = [\"--account=ml\", \"--qos=high\"]\n",
+                                          "spec.toml", 2, 0);
+  EXPECT_EQ(spec.executor, ExecutorKind::slurm);
+  EXPECT_EQ(spec.concurrency, 8);
+  EXPECT_EQ(spec.threads, 4);
+  EXPECT_EQ(spec.slurm.partition, "gpu");
+  EXPECT_EQ(spec.slurm.time, "1:00:00");
+  EXPECT_EQ(spec.slurm.sbatch, (std::vector<std::string>{"--account=ml", "--qos=high"}));
+  // Without concurrency, the whole array at once: Slurm decides what runs.
+  std::string whole = good_with("executor = \"slurm\"\n");
+  whole.erase(whole.find("concurrency = 2\n"), 16);
+  EXPECT_EQ(parse_sweep_spec(whole, "spec.toml", 2, 0).concurrency, 6);
+
+  const std::string message = error_of(good_with("executor = \"cluster\"\n") +
+                                       "[sweep.slurm]\npartiton = \"gpu\"\nsbatch = [\"account=ml\"]\n");
+  EXPECT_NE(message.find("spec.toml:5:12: executor = \"cluster\" is not one of \"local\", \"slurm\""),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("unknown key 'partiton' in [sweep.slurm]; did you mean 'partition'?"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("sbatch: each option is one string that starts with --"), std::string::npos) << message;
+  EXPECT_NE(message.find("[sweep.slurm] is given, but executor is not \"slurm\""), std::string::npos) << message;
+}
+
 TEST(SweepSpec, TooManyGpusOrNoSweepTableIsRefused) {
   EXPECT_NE(error_of(good_with("gpus = 1\n"), 2, 1).find("needs 2 GPUs, but this machine has 1"), std::string::npos);
   EXPECT_NE(error_of("[run]\nseed = 1\n").find("spec.toml: no [sweep] table"), std::string::npos);

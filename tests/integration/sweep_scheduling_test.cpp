@@ -2,8 +2,8 @@
 // dataset: ASHA stops the losers at their rung and the store keeps every
 // trial with its rung and reason; a controller killed with -9 leaves its
 // trials saved, and `sweep --resume` finishes the sweep without losing or
-// repeating a trial, a resumed trial ending on the same weights, bit for
-// bit, as the same trial run unbroken.
+// repeating a trial, ranked as the same sweep run unbroken, a resumed trial
+// ending on the same weights, bit for bit, as the same trial run unbroken.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -180,6 +180,17 @@ TEST(SweepScheduling, AKilledControllerIsResumedWithoutLosingOrRepeatingATrial) 
       << "each trial one run: the interrupted ones resumed, none started twice";
   EXPECT_EQ(sweep->trials[0].state, "finished");
   EXPECT_EQ(sweep->trials[2].state, "stopped");
+
+  // The same sweep never broken ends the same: each trial's state, rung,
+  // step and value, and so the same best trial.
+  const auto whole = run_orchestrate("sweep " + spec + " --db " + dir.file("unbroken_sweep.db") + " --format json");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const auto unbroken_ranking = json_tail(whole.output);
+  ASSERT_EQ(unbroken_ranking.size(), 4u);
+  EXPECT_EQ(ranking[0]["trial"], unbroken_ranking[0]["trial"]) << "the best trial";
+  for (std::size_t i = 0; i < 4; ++i)
+    for (const char* column : {"trial", "state", "rung", "step", "value"})
+      EXPECT_EQ(ranking[i][column], unbroken_ranking[i][column]) << "rank " << i + 1 << ", " << column;
 
   // Trial 0 was interrupted by its controller's death and resumed: its weights
   // are those of lr 0.03 trained unbroken.
