@@ -8,7 +8,7 @@
 
 namespace orchestrate {
 
-MetricHistory read_metric_history(const std::string& db_path, std::int64_t run_id) {
+MetricHistory read_metric_history(const std::string& db_path, std::int64_t run_id, const std::string& only) {
   try {
     SQLite::Database db = open_database_for_reading(db_path);
     // julianday 2440587.5 is 1970-01-01T00:00Z, the Unix epoch.
@@ -17,8 +17,9 @@ MetricHistory read_metric_history(const std::string& db_path, std::int64_t run_i
                             " (julianday(m.recorded_at) - 2440587.5) * 86400.0,"
                             " (julianday(m.recorded_at) - julianday(r.started_at)) * 86400.0"
                             " FROM metrics m JOIN runs r ON r.id = m.run_id"
-                            " WHERE m.run_id = ? ORDER BY m.name, m.step, m.id");
+                            " WHERE m.run_id = ?1 AND (?2 = '' OR m.name = ?2) ORDER BY m.name, m.step, m.id");
     query.bind(1, run_id);
+    query.bind(2, only);
     MetricHistory history;
     while (query.executeStep()) {
       MetricPoint point;

@@ -22,7 +22,8 @@ using MetricHistory = std::map<std::string, std::vector<MetricPoint>>;
 
 // Run `run_id`'s metrics from the run store file `db_path`, opened read-only
 // (open_database_for_reading: never created, migrated or written). An
-// unknown run has no metrics. Throws Error naming the file.
-MetricHistory read_metric_history(const std::string& db_path, std::int64_t run_id);
+// unknown run has no metrics. `only`: that metric alone ("": every one).
+// Throws Error naming the file.
+MetricHistory read_metric_history(const std::string& db_path, std::int64_t run_id, const std::string& only = "");
 
 }  // namespace orchestrate

@@ -44,7 +44,8 @@ std::string batch_script(const std::string& array_dir) {
          "  code=$?\n"
          "  kill -0 \"$trial\" 2>/dev/null || break\n"
          "done\n"
-         "echo \"$code\" > \"$dir/task-$task.exit.part\" && mv \"$dir/task-$task.exit.part\" \"$dir/task-$task.exit\"\n";
+         "echo \"$code\" > \"$dir/task-$task.exit.part\" &&\n"
+         "  mv \"$dir/task-$task.exit.part\" \"$dir/task-$task.exit\"\n";
 }
 
 void write_file(const fs::path& path, const std::string& bytes) {
@@ -113,10 +114,13 @@ std::string SlurmExecutor::submit(const std::vector<Job>& jobs, const std::strin
   const CommandOutput sbatch = run_slurm_command("sbatch", arguments);
   // --parsable prints "<job id>" or "<job id>;<cluster>".
   const std::string job_id = sbatch.out.substr(0, sbatch.out.find_first_of(";\n"));
-  if (sbatch.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos)
+  if (sbatch.exit_code != 0 || job_id.empty() || job_id.find_first_not_of("0123456789") != std::string::npos) {
+    const std::string said = last_line(sbatch.err);
     throw Error("sweep: sbatch refused the job array: " +
-                (last_line(sbatch.err).empty() ? "exit code " + std::to_string(sbatch.exit_code) : last_line(sbatch.err)) +
-                " (check [sweep.slurm] in the spec, and that this host submits at all: sbatch --test-only --wrap true)");
+                (said.empty() ? "exit code " + std::to_string(sbatch.exit_code) : said) +
+                " (check [sweep.slurm] in the spec, and that this host submits at all: "
+                "sbatch --test-only --wrap true)");
+  }
   write_file(fs::path(shape_.work_dir) / "job-id", job_id + "\n");
   return job_id;
 }

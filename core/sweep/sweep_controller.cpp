@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/train/progress_line.h"
 #include "engine/train/stop_signal.h"
 #include "orchestrate/error.h"
 #include "store/metric_history.h"
@@ -39,15 +40,6 @@ std::string last_line_of(const std::string& path) {
   while (std::getline(in, line))
     if (!line.empty()) last = line;
   return last;
-}
-
-std::string duration_text(double seconds) {
-  const auto s = static_cast<long long>(std::max(0.0, seconds));
-  std::ostringstream out;
-  if (s >= 3600) out << s / 3600 << "h" << (s % 3600) / 60 << "m";
-  else if (s >= 60) out << s / 60 << "m" << s % 60 << "s";
-  else out << s << "s";
-  return out.str();
 }
 
 // What `run --format json` printed for the trial (print_outcome_json).
@@ -180,7 +172,7 @@ void SweepController::record(const SweepTrialRecord& trial) {
 
 bool SweepController::watch_rungs(SweepTrialRecord& trial, const TrialRun& run, bool act) {
   if (!scheduler_.stops_early() || !run.id) return false;
-  const MetricHistory history = read_metric_history(run.db, run.id);
+  const MetricHistory history = read_metric_history(run.db, run.id, spec_.metric);
   const auto series = history.find(spec_.metric);
   if (series == history.end()) return false;
   const auto met = rung_values(series->second, scheduler_, spec_.early_stopping.unit);
@@ -230,7 +222,7 @@ void SweepController::take_up() {
       trial.run_id = executor_.trial_stores() ? import_trial(trial.trial, run->second.id) : run->second.id;
     if (trial.state == "running") trial.state = "interrupted";  // its controller died
     if (!trial.run_id || !scheduler_.stops_early()) continue;
-    const MetricHistory history = read_metric_history(setup_.db, trial.run_id);
+    const MetricHistory history = read_metric_history(setup_.db, trial.run_id, spec_.metric);
     if (const auto series = history.find(spec_.metric); series != history.end())
       for (const RungValue& rung : rung_values(series->second, scheduler_, spec_.early_stopping.unit))
         met.emplace_back(rung.wall_time, trial.trial, rung);
@@ -316,7 +308,8 @@ void SweepController::on_finished(const Finished& finished) {
   const bool tty = isatty(STDERR_FILENO);
   std::cerr << (tty ? "\r\033[K" : "") << "trial " << trial.trial << " " << trial.state
             << (trial.value ? " " + spec_.metric + " " + std::to_string(*trial.value) : "")
-            << (trial.reason.empty() ? "" : ": " + trial.reason) << " (" << duration_text(finished.seconds) << ")\n";
+            << (trial.reason.empty() ? "" : ": " + trial.reason) << " ("
+            << ProgressLine::format_duration(finished.seconds) << ")\n";
   if (!tty) std::cerr << status_line(finished.still_running) << "\n";
 }
 
@@ -336,7 +329,7 @@ std::string SweepController::status_line(std::size_t running) const {
   if (ended_ > 0 && jobs_ > ended_) {
     const double left = static_cast<double>(jobs_ - ended_);
     const double slots = std::max(1, executor_.slots());
-    line << "; ETA " << duration_text(job_seconds_ / ended_ * std::ceil(left / slots));
+    line << "; ETA " << ProgressLine::format_duration(job_seconds_ / ended_ * std::ceil(left / slots));
   }
   return line.str();
 }
@@ -360,7 +353,8 @@ std::vector<SweepTrialRecord> SweepController::run() {
   if (tty) std::cerr << "\r\033[K";
   stopped_ = stop.requested();
   std::cerr << "sweep " << spec_.name << ": " << ended_ << " of " << jobs.size() << " trial runs ended in "
-            << duration_text(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())
+            << ProgressLine::format_duration(
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count())
             << (stopped_ ? " (stopped by " + stop_signal_name(stop.signal_number()) + ")" : "") << "\n";
   return trials_;
 }

@@ -67,7 +67,8 @@ void check_keys(const toml::table& table, const std::vector<std::string>& known,
     const std::string name(key.str());
     if (std::find(known.begin(), known.end(), name) != known.end()) continue;
     const std::string near = closest_match(name, known);
-    problems.add(key, "unknown key '" + name + "' in " + label + (near.empty() ? "" : "; did you mean '" + near + "'?") +
+    problems.add(key, "unknown key '" + name + "' in " + label +
+                          (near.empty() ? "" : "; did you mean '" + near + "'?") +
                            " (known: " + joined(known) + ")");
   }
 }
@@ -184,8 +185,8 @@ void read_parameters(const toml::table& table, const std::string& prefix, std::v
   for (const auto& [key_part, node] : table) {
     const std::string key = prefix + std::string(key_part.str());
     if (const toml::table* inner = node.as_table()) {
-      const bool distribution = inner->size() >= 1 && std::find(kRangeKinds.begin(), kRangeKinds.end(),
-                                                                std::string(inner->begin()->first.str())) != kRangeKinds.end();
+      const std::string first_key = inner->empty() ? "" : std::string(inner->begin()->first.str());
+      const bool distribution = std::find(kRangeKinds.begin(), kRangeKinds.end(), first_key) != kRangeKinds.end();
       if (!distribution) {
         read_parameters(*inner, key + ".", out, problems);
         continue;
@@ -217,7 +218,8 @@ void read_early_stopping(const toml::table& table, EarlyStopping& stopping, Prob
           table, "scheduler", {{"asha", Scheduler::asha}, {"median", Scheduler::median}, {"none", Scheduler::none}},
           problems))
     stopping.scheduler = *scheduler;
-  if (auto unit = choice_at<RungUnit>(table, "rung", {{"epochs", RungUnit::epochs}, {"steps", RungUnit::steps}}, problems))
+  if (auto unit =
+          choice_at<RungUnit>(table, "rung", {{"epochs", RungUnit::epochs}, {"steps", RungUnit::steps}}, problems))
     stopping.unit = *unit;
   if (auto grace = integer_at(table, "grace", 1, 1000000000, problems)) stopping.grace = *grace;
   if (auto factor = integer_at(table, "reduction_factor", 2, 100, problems)) stopping.reduction_factor = *factor;
@@ -259,7 +261,8 @@ void resolve_sampling(const toml::table& sweep, SweepSpec& spec, Problems& probl
   for (const auto& parameter : spec.parameters) all_lists = all_lists && !parameter.range;
   spec.sampler = all_lists ? Sampler::grid : Sampler::random;
   if (auto sampler = choice_at<Sampler>(
-          sweep, "sampler", {{"grid", Sampler::grid}, {"random", Sampler::random}, {"sobol", Sampler::sobol}}, problems))
+          sweep, "sampler", {{"grid", Sampler::grid}, {"random", Sampler::random}, {"sobol", Sampler::sobol}},
+          problems))
     spec.sampler = *sampler;
   const auto trials = integer_at(sweep, "trials", 1, kMaxTrials, problems);
   if (spec.sampler == Sampler::grid) {
@@ -364,7 +367,8 @@ SweepSpec parse_sweep_spec(std::string_view text, const std::string& path, int u
     spec.metric_where = problems.where(*sweep->get("metric"));
   }
   if (spec.metric.empty()) problems.add(*sweep, "[sweep] metric is required, e.g. metric = \"eval/top1\"");
-  if (auto mode = choice_at<Mode>(*sweep, "mode", {{"max", Mode::max}, {"min", Mode::min}}, problems)) spec.mode = *mode;
+  if (auto mode = choice_at<Mode>(*sweep, "mode", {{"max", Mode::max}, {"min", Mode::min}}, problems))
+    spec.mode = *mode;
   if (auto seed = integer_at(*sweep, "seed", 0, std::numeric_limits<std::int64_t>::max(), problems))
     spec.seed = static_cast<std::uint64_t>(*seed);
   const toml::node* parameters = sweep->get("parameters");
