@@ -144,6 +144,11 @@ void Collective::broadcast(at::Tensor& tensor, int root) {
   finish(backend_->broadcast(tensors, options), "broadcast");
 }
 
+void copy_piece(at::Tensor& destination, const at::Tensor& piece) {
+  if (piece.data_ptr() == destination.data_ptr()) return;
+  destination.copy_(piece);
+}
+
 void Collective::broadcast_in_place(const std::vector<at::Tensor>& tensors, int root) {
   c10::NoGradGuard no_grad;
   std::map<c10::ScalarType, std::vector<at::Tensor>> by_dtype;
@@ -152,7 +157,7 @@ void Collective::broadcast_in_place(const std::vector<at::Tensor>& tensors, int 
     auto flat = at::flatten_dense_tensors(group);
     broadcast(flat, root);
     const auto values = at::unflatten_dense_tensors(flat, group);
-    for (std::size_t i = 0; i < group.size(); ++i) group[i].copy_(values[i]);
+    for (std::size_t i = 0; i < group.size(); ++i) copy_piece(group[i], values[i]);
   }
 }
 

@@ -38,6 +38,14 @@ class PendingCollective {
   std::string what_;  // "rank 1 of 2 (gloo): all-reduce of 4.2 MB", for errors
 };
 
+// Copies `piece`, one tensor's part of a flat buffer (a view from
+// at::unflatten_dense_tensors), back into `destination`. Nothing to copy when
+// the piece is the destination's own memory: flatten_dense_tensors of one
+// tensor that is already contiguous returns a view of it, not a copy, and
+// copy_ refuses such a source when the strides differ, as a channels-last
+// 1x1 conv weight's do from NCHW's though its elements are in the same order.
+void copy_piece(at::Tensor& destination, const at::Tensor& piece);
+
 class Collective {
  public:
   // Joins the job `environment` describes: rank 0 hosts the TCPStore at

@@ -136,7 +136,7 @@ double GradientReducer::finish_reduction() {
     for (std::size_t k = 0; k < members.size(); ++k) {
       auto& grad = members[k].mutable_grad();
       if (grad.defined())
-        grad.copy_(means[k]);
+        copy_piece(grad, means[k]);
       else
         grad = means[k].clone();
     }

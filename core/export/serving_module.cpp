@@ -51,6 +51,16 @@ torch::jit::Module trace_serving_module(Model& model, std::int64_t channels, std
   model.to(at::kCPU);
   model.eval();
   at::NoGradGuard no_grad;
+  // NCHW, whatever layout the run trained in (channels-last by default), so
+  // that the same weights export to the same module, serving the same
+  // numbers, from the end of a run or from its checkpoint. Copied, not
+  // contiguous(): a weight with one input channel reads as contiguous in
+  // either layout and would keep the strides that make oneDNN pick NHWC.
+  const auto to_nchw = [](at::Tensor& tensor) {
+    tensor.set_data(at::empty_like(tensor, at::MemoryFormat::Contiguous).copy_(tensor));
+  };
+  for (auto& tensor : model.parameters()) to_nchw(tensor);
+  for (auto& tensor : model.buffers()) to_nchw(tensor);
   auto unit = std::make_shared<torch::jit::CompilationUnit>();
   torch::jit::Module serving = mirror(model, unit);
 

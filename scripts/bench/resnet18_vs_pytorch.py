@@ -28,7 +28,6 @@ import argparse
 import concurrent.futures
 import multiprocessing
 import os
-import platform
 import sys
 import tempfile
 
@@ -38,6 +37,7 @@ import torchvision
 
 sys.path.insert(0, os.path.dirname(__file__))
 import common  # noqa: E402
+import machine  # noqa: E402
 
 # About 3 minutes on an otherwise idle 2-core CPU. Runs of at least 11 steps
 # leave their first step out (see common.time_plain_steps).
@@ -77,7 +77,7 @@ train_size = {POOL}
 [model]
 plugin = "resnet_v1"
 depth = {args.depth}
-memory_format = "auto"   # channels_last on CUDA, as the plain script does there
+memory_format = "auto"   # channels_last, as the plain script does on CUDA
 [optimizer]
 plugin = "momentum"
 lr = {LR}
@@ -161,14 +161,7 @@ def pytorch_training(args, size, batch, steps):
 
 
 def describe_machine(device):
-    cores = os.cpu_count()
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    text = f"{cores} cores ({cpu})"
+    text = machine.processor()
     if device == "cuda":
         text = f"{torch.cuda.get_device_name()}, " + text
     return text

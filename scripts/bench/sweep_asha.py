@@ -26,6 +26,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(__file__))
+import machine  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SPEC = os.path.join(ROOT, "recipes", "sweeps", "fashion_mnist_lr.toml")
 
@@ -36,19 +39,6 @@ def cpu_times():
         fields = [int(x) for x in f.readline().split()[1:]]
     idle = fields[3] + fields[4]  # idle + iowait
     return sum(fields) - idle, sum(fields)
-
-
-def processor():
-    """The model name, family and model, and whether it has AVX-512, from /proc/cpuinfo."""
-    info = {}
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if ":" in line:
-                key, value = (part.strip() for part in line.split(":", 1))
-                info.setdefault(key, value)
-    avx512 = "avx512f" in info.get("flags", "").split()
-    return (f"{info.get('model name', 'unknown')} (family {info.get('cpu family', '?')} model "
-            f"{info.get('model', '?')}, {'with' if avx512 else 'no'} AVX-512)")
 
 
 def grid_spec(directory):
@@ -101,7 +91,7 @@ def main():
     parser.add_argument("--keep", metavar="DIR", help="keep the two run stores (asha.db, grid.db) in DIR "
                         "(for `orchestrate sweep show 1 --db DIR/asha.db --plot ...`)")
     args = parser.parse_args()
-    print(f"processor: {processor()}, {os.cpu_count()} cores; load average at the start "
+    print(f"processor: {machine.processor()}; load average at the start "
           f"{os.getloadavg()[0]:.2f}", flush=True)
     results = {}
     with tempfile.TemporaryDirectory() as temporary:

@@ -61,9 +61,14 @@ class ConvNet final : public orchestrate::Model {
 
   at::Tensor forward(const at::Tensor& images) override {
     at::Tensor features = images;
+    // Pooled before the ReLU, not after: max(relu(a), relu(b)) = relu(max(a, b))
+    // for every a, b, and the gradient reaches the same element, so the model
+    // is the tutorial's to the bit, while the ReLU and its backward touch a
+    // quarter of the elements (measured on the 2-core CPU: 5 ms of a 50 ms step).
     for (std::size_t layer = 0; layer < convs_.size(); ++layer) {
-      features = convs_[layer]->forward(features).relu();
+      features = convs_[layer]->forward(features);
       if (pools_after(layer)) features = at::max_pool2d(features, kPoolSize);
+      features = features.relu();
     }
     return logits_->forward(dense_->forward(features.flatten(1)).relu());
   }

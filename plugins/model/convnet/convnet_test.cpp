@@ -75,6 +75,46 @@ TEST(ConvNet, FlattenSizeFollowsInputAndFilters) {
   EXPECT_EQ(shape_of(*model, "conv3.weight"), std::vector<std::int64_t>{});
 }
 
+// The model pools before its ReLUs; the tutorial's order (ReLU, then pool)
+// gives the same logits and the same gradients, bit for bit, in either memory
+// layout, negative windows and ties included.
+TEST(ConvNet, PoolingBeforeTheReluIsTheTutorialsOrderToTheBit) {
+  for (const auto format : {at::MemoryFormat::Contiguous, at::MemoryFormat::ChannelsLast}) {
+    at::manual_seed(3);
+    auto model = make_convnet(kFashionMnist);
+    auto images = at::randn({8, 1, 28, 28});
+    images.narrow(0, 0, 1).fill_(-1.0);  // every window negative
+    images.narrow(0, 1, 1).fill_(0.5);   // every window a tie
+    const auto named = model->named_parameters();
+    std::vector<at::Tensor> weights;
+    for (const char* name : {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "conv3.weight", "conv3.bias",
+                             "dense.weight", "dense.bias", "logits.weight", "logits.bias"})
+      weights.push_back(named[name]);
+    if (format == at::MemoryFormat::ChannelsLast)
+      for (std::size_t i = 0; i < 6; i += 2)
+        weights[i].set_data(at::empty_like(weights[i], format).copy_(weights[i]));
+    const auto gradients = [&](const at::Tensor& logits) {
+      for (auto& weight : weights) weight.mutable_grad() = at::Tensor();
+      logits.pow(2).sum().backward();
+      std::vector<at::Tensor> out;
+      for (auto& weight : weights) out.push_back(weight.grad().clone());
+      return out;
+    };
+    const at::Tensor ours = model->forward(images);
+    const auto our_gradients = gradients(ours);
+    // The tutorial's order, by hand with the same weights.
+    at::Tensor x = at::relu(at::conv2d(images, weights[0], weights[1]));
+    x = at::relu(at::conv2d(at::max_pool2d(x, 2), weights[2], weights[3]));
+    x = at::relu(at::conv2d(at::max_pool2d(x, 2), weights[4], weights[5]));
+    const at::Tensor tutorial = at::linear(at::relu(at::linear(x.flatten(1), weights[6], weights[7])), weights[8],
+                                           weights[9]);
+    const auto tutorial_gradients = gradients(tutorial);
+    EXPECT_TRUE(at::equal(ours, tutorial)) << "format " << format;
+    for (std::size_t i = 0; i < weights.size(); ++i)
+      EXPECT_TRUE(at::equal(our_gradients[i], tutorial_gradients[i])) << "parameter " << i << ", format " << format;
+  }
+}
+
 TEST(ConvNet, ForwardGivesFiniteLogitsPerClass) {
   auto model = make_convnet({3, 32, 32, 5});
   const auto logits = model->forward(at::rand({4, 3, 32, 32}));
