@@ -13,7 +13,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-DATA = "/usr/share/datasets/fashion-mnist"
+# Debian's copy; FASHION_MNIST_DIR names another (a GPU machine's, from gpu_bundle).
+DATA = os.environ.get("FASHION_MNIST_DIR", "/usr/share/datasets/fashion-mnist")
 
 
 def read_idx(path, offset):

@@ -17,12 +17,14 @@ batch 32 and 224x224 images at batch 8, one intra-op thread per core.
 With --device cuda: ResNet-50, fp16 autocast with dynamic loss scaling, 224x224
 at batch 256; both sides use channels_last, cuDNN autotuning and TF32 (which
 orchestrate switches on by the device), and orchestrate's pipeline generates
-the mock images on --workers threads.
+the mock images on --workers threads. --compile adds the plain loop under
+torch.compile (default mode), timed in the same alternation (its first step,
+which compiles, is left out of the steady rate as orchestrate's is).
 
 Usage (from the repository root, after scripts/setup and a build):
   ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/resnet18_vs_pytorch.py
       [--device cpu|cuda] [--config SIZE:BATCH:STEPS]... [--repeats 3] [--threads N] [--precision fp32|bf16|fp16]
-      [--keep DIR]
+      [--compile] [--keep DIR]
 """
 import argparse
 import concurrent.futures
@@ -114,16 +116,16 @@ def mock_pool(size, classes, device):
     return images.to(device), labels.to(device)
 
 
-def pytorch_baseline(args, size, batch, steps):
+def pytorch_baseline(args, size, batch, steps, compiled=False):
     """In a fresh process, as orchestrate's run is: a warm one would reuse the
     oneDNN primitives and allocator caches of the previous repeat, and the
     short 224x224 runs count their first step."""
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as process:
-        return process.submit(pytorch_training, args, size, batch, steps).result()
+        return process.submit(pytorch_training, args, size, batch, steps, compiled).result()
 
 
-def pytorch_training(args, size, batch, steps):
+def pytorch_training(args, size, batch, steps, compiled=False):
     torch.set_num_threads(args.threads)
     if args.device == "cuda":  # what orchestrate switches on for CUDA (core/engine/setup/compute_setup.cpp)
         torch.backends.cudnn.benchmark = True
@@ -136,6 +138,8 @@ def pytorch_training(args, size, batch, steps):
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
     model.train()
+    if compiled:  # torch.compile's default mode: its first step compiles, the steady rate leaves it out
+        model = torch.compile(model)
     images, labels = mock_pool(size, args.classes, device)
     optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
     autocast_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(args.precision)
@@ -183,6 +187,8 @@ def main():
                         help="orchestrate's data pipeline threads (default: 0 on the CPU, all cores but two on "
                              "CUDA, where generating 256 mock images a step on one thread would starve the GPU)")
     parser.add_argument("--classes", type=int, default=1000, help="classes (ImageNet's 1000 by default)")
+    parser.add_argument("--compile", action="store_true",
+                        help="also time the plain loop under torch.compile (default mode), in the same alternation")
     parser.add_argument("--binary", default="build/bin/orchestrate")
     parser.add_argument("--keep", metavar="DIR",
                         help="write orchestrate's recipes and run stores here and keep them (default: a temporary "
@@ -207,11 +213,15 @@ def main():
         os.makedirs(scratch, exist_ok=True)
         for size, batch, steps in configs:
             print(f"\n{size}x{size} images, batch {batch}, {steps} steps", flush=True)
-            ours, plain = [], []
+            ours, plain, compiled = [], [], []
             for repeat in range(args.repeats):
                 ours.append(orchestrate_run(args, size, batch, steps, scratch, repeat))
                 plain.append(pytorch_baseline(args, size, batch, steps))
+                if args.compile:
+                    compiled.append(pytorch_baseline(args, size, batch, steps, compiled=True))
             ratios.append(common.print_comparison(ours, plain, f"torchvision resnet{args.depth}"))
+            if args.compile:
+                common.print_comparison(ours, compiled, f"resnet{args.depth} compiled")
     print("\nratios orchestrate / PyTorch: " +
           ", ".join(f"{size}x{size} batch {batch}: {r:.2f}x" for (size, batch, _), r in zip(configs, ratios)))
 

@@ -89,7 +89,7 @@ const SettingsTable<Settings>& model_keys() {
     SettingsTable<Settings> t;
     t.choice(string_param("memory_format", "auto",
                           "tensor layout of images and conv weights: channels_last (NHWC), contiguous (NCHW), or "
-                          "auto (channels_last: faster on CUDA and on the CPU)"),
+                          "auto (channels_last on CUDA; on the CPU it depends on the model)"),
              FIELD(memory_format),
              std::vector<std::pair<std::string, MemoryFormat>>{{"auto", MemoryFormat::automatic},
                                                                {"channels_last", MemoryFormat::channels_last},

@@ -26,12 +26,15 @@ int intra_op_threads(const RunSettings& run, int workers_on_this_machine) {
   return std::max(1, usable_cores() / std::max(1, workers_on_this_machine));
 }
 
-// auto is channels-last on the CPU too: ATen's max pooling is vectorised only
-// for channels-last (its NCHW kernel is a scalar loop on every processor),
-// and oneDNN runs NHWC convolutions without reorders. Measured on the 2-core
-// AMD EPYC (Zen 3, AVX2): the Fashion-MNIST ConvNet's step 48 ms NCHW, 33 ms
-// channels-last; ResNet-18 at 64x64 within the noise of NCHW.
-bool use_channels_last(MemoryFormat format) { return format != MemoryFormat::contiguous; }
+// auto is channels-last on CUDA only. On the CPU it depends on the model:
+// measured on the 2-core AMD EPYC (Zen 3, AVX2), the Fashion-MNIST ConvNet's
+// step went from 48 ms NCHW to 33 ms channels-last (ATen vectorises max
+// pooling only for channels-last), while ResNet-18's at 32x32, batch 16,
+// went from 0.09-0.11 s to 0.13 s. So a recipe asks for it (the ConvNet
+// recipes do).
+bool use_channels_last(MemoryFormat format, const c10::Device& device) {
+  return format == MemoryFormat::channels_last || (format == MemoryFormat::automatic && device.is_cuda());
+}
 
 // Speedups that only the device decides: cuDNN autotuning and TF32 matmuls on CUDA.
 void configure_device(const c10::Device& device) {
@@ -53,7 +56,7 @@ ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
   if (auto why = AutocastScope::unsupported_reason(compute.device.type(), s.precision.mode))
     throw RecipeError("[precision] mode = \"" + std::string(precision_mode_name(s.precision.mode)) + "\": " + *why);
   configure_device(compute.device);
-  compute.channels_last = use_channels_last(s.memory_format);
+  compute.channels_last = use_channels_last(s.memory_format, compute.device);
   compute.pipeline.workers = s.run.num_workers;
   compute.pipeline.prefetch = s.run.prefetch_batches;
   compute.pipeline.pin_memory = compute.device.is_cuda();
