@@ -101,6 +101,20 @@ void compute_fixes(const ThroughputRow& row, const RunFacts& facts, std::vector<
                            "\"cuda\" on a GPU host)");
 }
 
+// Fewer, larger kernels: the same launches do more work. (Capturing the
+// step as a CUDA graph, the other fix, is not a recipe key yet.)
+void launch_fixes(const RunFacts& facts, std::vector<std::string>& fixes) {
+  const double batch = facts.number("run.batch_size");
+  fixes.push_back("[run] batch_size = " + plain(4 * batch) + " (now " + plain(batch) +
+                  ": four times the images for the same kernel launches; scale the learning rate with it)");
+}
+
+bool launch_bound(const ThroughputRow& row) {
+  const bool cuda = row.device.rfind("cuda", 0) == 0;
+  return cuda && row.mfu() > 0 && row.mfu() < kLaunchBoundMfu && row.median_step_s > 0 &&
+         row.median_step_s < kLaunchBoundStepS;
+}
+
 }  // namespace
 
 std::string RunFacts::param(const std::string& key) const {
@@ -153,7 +167,7 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
       {"input", verdict.input_share}, {"communication", verdict.communication_share}, {"overhead", verdict.overhead_share}};
   const auto largest = std::max_element(candidates.begin(), candidates.end(),
                                         [](const auto& a, const auto& b) { return a.second < b.second; });
-  verdict.limit = largest->second >= kLimitingShare ? largest->first : "compute";
+  verdict.limit = largest->second >= kLimitingShare ? largest->first : launch_bound(row) ? "launch" : "compute";
 
   std::ostringstream evidence;
   if (verdict.limit == "input") {
@@ -169,6 +183,14 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
     evidence << "evaluation took " << percent(eval_share) << " and the steps' time outside their phases (logging, "
              << "checkpoints) " << percent(between_share) << " of the training time";
     overhead_fixes(row, facts, eval_share, between_share, verdict.fixes);
+  } else if (verdict.limit == "launch") {
+    // The arithmetic of a median step at the measured peak, against the step.
+    evidence << "at the measured " << fixed(row.peak_flops_per_s / 1e12, 1) << " TFLOP/s peak the step's arithmetic "
+             << "would take " << fixed(row.mfu() * row.median_step_s * 1e6, 1) << " us of its "
+             << fixed(row.median_step_s * 1e3, 2) << " ms (model FLOPs utilisation " << fixed(100 * row.mfu(), 2)
+             << " %): the GPU waits on kernel launches and the host, not on arithmetic; data wait "
+             << percent(verdict.input_share) << ", sync " << percent(verdict.communication_share);
+    launch_fixes(facts, verdict.fixes);
   } else {
     evidence << "forward, backward and optimizer took " << percent(verdict.compute_share)
              << " of the training time; data wait " << percent(verdict.input_share) << ", sync "

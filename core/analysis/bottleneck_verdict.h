@@ -10,7 +10,10 @@
 //                  (logging, checkpoints, the run store);
 //   compute        forward, backward and the optimizer: what is left.
 // The verdict names the largest of input, communication and overhead when it
-// takes at least kLimitingShare of the time, and compute otherwise. The fixes
+// takes at least kLimitingShare of the time, and compute otherwise; on a GPU,
+// compute whose arithmetic fills under kLaunchBoundMfu of the measured peak
+// in a step shorter than kLaunchBoundStepS is launch: the device waits on
+// kernel launches and the host, which a faster precision would not help. The fixes
 // are recipe keys with values for this run (its resolved recipe and host),
 // the most effective first.
 #pragma once
@@ -29,6 +32,11 @@ namespace orchestrate {
 // A phase that takes this share of the training time limits the run: a
 // fifth of a GPU's time idle for input is worth a recipe change.
 inline constexpr double kLimitingShare = 0.2;
+// A GPU step this short at this little of the peak is launch-bound: the
+// Fashion-MNIST ConvNet at batch 128 on an H200 (3.1 ms, MFU 0.2 %) is;
+// ResNet-50 fp16 at batch 256 (44 ms, MFU 19 %) is not.
+inline constexpr double kLaunchBoundMfu = 0.02;
+inline constexpr double kLaunchBoundStepS = 0.02;
 
 // What the verdict reads about a run besides its step timings.
 struct RunFacts {
@@ -46,7 +54,7 @@ RunFacts run_facts(const RunStore& store, const RunSummary& run,
                    const CoreDefaults& defaults = CoreDefaults::builtin());
 
 struct Verdict {
-  std::string limit;  // "input", "compute", "communication" or "overhead"; "" without measured steps
+  std::string limit;  // "input", "compute", "launch", "communication" or "overhead"; "" without measured steps
   double input_share = 0, communication_share = 0, overhead_share = 0, compute_share = 0;  // of training time
   std::string evidence;            // the figures behind the limit, one line
   std::vector<std::string> fixes;  // recipe changes, "[run] num_workers = 2 (now 0; ...)"

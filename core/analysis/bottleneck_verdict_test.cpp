@@ -55,6 +55,43 @@ TEST(BottleneckVerdict, ADataWaitOfAFifthIsInputBoundAndAsksForWorkersUpToTheCor
   EXPECT_EQ(bottleneck_verdict(row_with(0.19, 0.75, 0, 0.05), facts_with({})).limit, "compute");
 }
 
+// The ConvNet at batch 128 on an H200, as measured there: 40,803 images/s,
+// 3.1 ms a step, 0.0168 GFLOP an image against a 760 TFLOP/s peak.
+ThroughputRow small_gpu_step() {
+  ThroughputRow row = row_with(0.18, 0.77, 0, 0.05);
+  row.device = "cuda:0";
+  row.median_step_s = 0.0031;
+  row.images_per_s = 40803;
+  row.flops_per_image = 0.0168e9;
+  row.peak_flops_per_s = 760e12;
+  return row;
+}
+
+TEST(BottleneckVerdict, ATinyShareOfTheGpusPeakInAShortStepIsLaunchBoundAndAsksForALargerBatch) {
+  const auto verdict = bottleneck_verdict(small_gpu_step(), facts_with({{"run.batch_size", "128"},
+                                                                        {"precision.mode", "\"fp32\""}}));
+  EXPECT_EQ(verdict.limit, "launch");
+  EXPECT_NE(verdict.evidence.find("waits on kernel launches and the host"), std::string::npos) << verdict.evidence;
+  EXPECT_NE(verdict.evidence.find("of its 3.10 ms"), std::string::npos) << verdict.evidence;
+  ASSERT_FALSE(verdict.fixes.empty());
+  EXPECT_EQ(verdict.fixes.front().rfind("[run] batch_size = 512 (now 128", 0), 0u) << verdict.fixes.front();
+  EXPECT_FALSE(mentions(verdict, "bf16")) << "a faster precision does not shorten launches";
+
+  // ResNet-50 fp16 at batch 256 on the same GPU: 44 ms at 19 %, arithmetic-bound.
+  ThroughputRow resnet = small_gpu_step();
+  resnet.median_step_s = 0.044;
+  resnet.images_per_s = 5853;
+  resnet.flops_per_image = 24.7e9;
+  EXPECT_EQ(bottleneck_verdict(resnet, facts_with({})).limit, "compute");
+  // A long step at a low share is not launches (a memory-bound model), nor is a CPU's.
+  ThroughputRow long_step = small_gpu_step();
+  long_step.median_step_s = 0.5;
+  EXPECT_EQ(bottleneck_verdict(long_step, facts_with({})).limit, "compute");
+  ThroughputRow cpu = small_gpu_step();
+  cpu.device = "cpu";
+  EXPECT_EQ(bottleneck_verdict(cpu, facts_with({})).limit, "compute");
+}
+
 TEST(BottleneckVerdict, SyncIsCommunicationBoundWithTheBucketAndCompressionFixes) {
   const auto verdict = bottleneck_verdict(
       row_with(0.05, 0.3, 0.6, 0.05),
