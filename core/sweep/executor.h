@@ -5,12 +5,17 @@
 // controller (sweep_controller.h) drives either the same way.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace orchestrate::sweep {
+
+// How long `sweep --resume` waits for what a killed controller left running
+// (its trials' runs, or its Slurm array) to save and end. share/doc/limits.md.
+inline constexpr std::chrono::seconds kWaitForOrphans{60};
 
 struct Job {
   std::int64_t trial = 0;

@@ -20,7 +20,6 @@ namespace {
 // A task gone from the queue this many polls in a row, with no exit code
 // written, is lost (a shared file system may show the file a moment late).
 constexpr int kPollsBeforeLost = 3;
-constexpr std::chrono::seconds kWaitForOrphans{60};
 
 // The batch script every task runs. Its trial runs in the background so
 // that this shell can take scancel --batch's SIGINT and pass it on once

@@ -27,8 +27,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kErrorPrefix = "orchestrate: error: ";
-// A killed controller's trials each got SIGINT; this long for them to save and end.
-constexpr std::chrono::seconds kWaitForOrphans{60};
 
 bool ended(const SweepTrialRecord& trial) {
   return trial.state == "finished" || trial.state == "stopped" || trial.state == "failed";
