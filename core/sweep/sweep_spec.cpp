@@ -187,6 +187,11 @@ void read_parameters(const toml::table& table, const std::string& prefix, std::v
     if (const toml::table* inner = node.as_table()) {
       const std::string first_key = inner->empty() ? "" : std::string(inner->begin()->first.str());
       const bool distribution = std::find(kRangeKinds.begin(), kRangeKinds.end(), first_key) != kRangeKinds.end();
+      if (inner->empty()) {  // names no key and no distribution (fuzzing found it sampling nothing)
+        problems.add(node, key + ": an empty table; give a list of values ([0.1, 0.2]) or a distribution "
+                                 "({ log = [0.001, 0.1] })");
+        continue;
+      }
       if (!distribution) {
         read_parameters(*inner, key + ".", out, problems);
         continue;

@@ -212,6 +212,18 @@ TEST(SweepSpec, ASlurmSweepAsksTheClusterNotThisMachine) {
   EXPECT_NE(message.find("[sweep.slurm] is given, but executor is not \"slurm\""), std::string::npos) << message;
 }
 
+TEST(SweepSpec, AnEmptyParameterTableIsALocatedProblemNotAnEmptySearch) {
+  const std::string message = error_of(R"([sweep]
+recipe = "base.toml"
+metric = "eval/loss"
+sampler = "sobol"
+trials = 8
+[sweep.parameters]
+"optimizer.lr" = { }
+)");
+  EXPECT_NE(message.find("spec.toml:7:18: optimizer.lr: an empty table"), std::string::npos) << message;
+}
+
 TEST(SweepSpec, TooManyGpusOrNoSweepTableIsRefused) {
   EXPECT_NE(error_of(good_with("gpus = 1\n"), 2, 1).find("needs 2 GPUs, but this machine has 1"), std::string::npos);
   EXPECT_NE(error_of("[run]\nseed = 1\n").find("spec.toml: no [sweep] table"), std::string::npos);
