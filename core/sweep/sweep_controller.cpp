@@ -96,9 +96,11 @@ std::string SweepController::store_of(std::int64_t trial) const {
   return (fs::path(setup_.output_dir) / ("trial-" + std::to_string(trial) + ".db")).string();
 }
 
-std::map<std::int64_t, SweepController::TrialRun> SweepController::runs_by_trial() const {
+std::map<std::int64_t, SweepController::TrialRun> SweepController::runs_by_trial(
+    std::optional<std::int64_t> only) const {
   RunFilter filter;
   filter.tags = {{"sweep_id", std::to_string(setup_.sweep_id)}};
+  if (only) filter.tags.emplace_back("trial", std::to_string(*only));
   std::map<std::int64_t, TrialRun> out;
   const auto add_runs = [&](const RunStore& store) {
     for (const RunSummary& run : store.find_runs(filter)) {
@@ -114,7 +116,7 @@ std::map<std::int64_t, SweepController::TrialRun> SweepController::runs_by_trial
   }
   for (const SweepTrialRecord& trial : trials_) {
     const std::string db = store_of(trial.trial);
-    if (ended(trial) || !fs::exists(db)) continue;
+    if ((only && trial.trial != *only) || ended(trial) || !fs::exists(db)) continue;
     try {
       add_runs(RunStore(db, StoreAccess::read_only));
     } catch (const std::exception&) {
@@ -153,7 +155,7 @@ Job SweepController::job_for(const SweepTrialRecord& trial) const {
   // Interrupted with a checkpoint: the exact resume carries it on (the same run, its steps exactly as unbroken).
   std::optional<std::int64_t> run_id = trial.run_id;
   if (executor_.trial_stores()) {  // its id in the trial's own store
-    const auto runs = runs_by_trial();
+    const auto runs = runs_by_trial(trial.trial);
     run_id = runs.count(trial.trial) ? std::optional(runs.at(trial.trial).id) : std::nullopt;
   }
   if (run_id && !RunStore(db, StoreAccess::read_only).checkpoints(*run_id).empty())
@@ -267,7 +269,7 @@ void SweepController::on_finished(const Finished& finished) {
   trial.seconds += finished.seconds;
   const RunOutcome outcome = read_outcome(finished.job->stdout_path, spec_.metric);
   std::optional<TrialRun> run;  // in the store it recorded in
-  if (const auto runs = runs_by_trial(); runs.count(trial.trial)) run = runs.at(trial.trial);
+  if (const auto runs = runs_by_trial(trial.trial); runs.count(trial.trial)) run = runs.at(trial.trial);
   if (outcome.run_id) run = TrialRun{outcome.run_id, outcome.status, store_of(trial.trial)};
   const bool stopped_by_scheduler = stopping_.count(trial.trial) > 0;
   // The rungs it met in its last moments count for the trials after it.

@@ -62,8 +62,8 @@ class SweepController {
   };
   std::string store_of(std::int64_t trial) const;  // where the trial records
   // Each trial's newest run, in the store it records in (a trial of its own
-  // store: only those not ended).
-  std::map<std::int64_t, TrialRun> runs_by_trial() const;
+  // store: only those not ended); `only`: that trial's alone, one store read.
+  std::map<std::int64_t, TrialRun> runs_by_trial(std::optional<std::int64_t> only = std::nullopt) const;
   // A trial of its own store: its runs copied into the sweep's store; the
   // id there of its run `id`.
   std::int64_t import_trial(std::int64_t trial, std::int64_t id);
