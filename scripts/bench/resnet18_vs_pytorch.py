@@ -19,12 +19,14 @@ at batch 256; both sides use channels_last, cuDNN autotuning and TF32 (which
 orchestrate switches on by the device), and orchestrate's pipeline generates
 the mock images on --workers threads. --compile adds the plain loop under
 torch.compile (default mode), timed in the same alternation (its first step,
-which compiles, is left out of the steady rate as orchestrate's is).
+which compiles, is left out of the steady rate as orchestrate's is), and
+--graph orchestrate with [run] cuda_graph = "auto" (the forward and backward
+replayed as a CUDA graph) beside its default eager step.
 
 Usage (from the repository root, after scripts/setup and a build):
   ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/resnet18_vs_pytorch.py
       [--device cpu|cuda] [--config SIZE:BATCH:STEPS]... [--repeats 3] [--threads N] [--precision fp32|bf16|fp16]
-      [--compile] [--keep DIR]
+      [--compile] [--graph] [--set KEY=VALUE]... [--keep DIR]
 """
 import argparse
 import concurrent.futures
@@ -96,12 +98,12 @@ progress = "never"
 """
 
 
-def orchestrate_run(args, size, batch, steps, scratch, repeat):
+def orchestrate_run(args, size, batch, steps, scratch, repeat, sets=()):
     recipe = os.path.join(scratch, f"resnet_{size}_{batch}.toml")
     with open(recipe, "w") as f:
         f.write(recipe_text(args, size, batch, steps))
-    db = os.path.join(scratch, f"runs_{size}_{batch}_{repeat}.db")
-    _, run_id = common.run_orchestrate(args.binary, recipe, db, [])
+    db = os.path.join(scratch, f"runs_{size}_{batch}_{repeat}_{len(sets)}.db")
+    _, run_id = common.run_orchestrate(args.binary, recipe, db, [*args.set, *sets])
     return common.orchestrate_throughput(args.binary, db, run_id, batch * steps)
 
 
@@ -189,6 +191,10 @@ def main():
     parser.add_argument("--classes", type=int, default=1000, help="classes (ImageNet's 1000 by default)")
     parser.add_argument("--compile", action="store_true",
                         help="also time the plain loop under torch.compile (default mode), in the same alternation")
+    parser.add_argument("--graph", action="store_true",
+                        help="also time orchestrate with [run] cuda_graph = \"auto\", in the same alternation")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a recipe override for orchestrate's runs")
     parser.add_argument("--binary", default="build/bin/orchestrate")
     parser.add_argument("--keep", metavar="DIR",
                         help="write orchestrate's recipes and run stores here and keep them (default: a temporary "
@@ -213,15 +219,20 @@ def main():
         os.makedirs(scratch, exist_ok=True)
         for size, batch, steps in configs:
             print(f"\n{size}x{size} images, batch {batch}, {steps} steps", flush=True)
-            ours, plain, compiled = [], [], []
+            ours, plain, compiled, graphed = [], [], [], []
             for repeat in range(args.repeats):
                 ours.append(orchestrate_run(args, size, batch, steps, scratch, repeat))
+                if args.graph:
+                    graphed.append(orchestrate_run(args, size, batch, steps, scratch, repeat,
+                                                   ['run.cuda_graph="auto"']))
                 plain.append(pytorch_baseline(args, size, batch, steps))
                 if args.compile:
                     compiled.append(pytorch_baseline(args, size, batch, steps, compiled=True))
             ratios.append(common.print_comparison(ours, plain, f"torchvision resnet{args.depth}"))
             if args.compile:
                 common.print_comparison(ours, compiled, f"resnet{args.depth} compiled")
+            if args.graph:
+                common.print_comparison(graphed, ours, "orchestrate, eager")
     print("\nratios orchestrate / PyTorch: " +
           ", ".join(f"{size}x{size} batch {batch}: {r:.2f}x" for (size, batch, _), r in zip(configs, ratios)))
 

@@ -20,6 +20,7 @@ namespace orchestrate {
 enum class NonFinitePolicy { stop, skip };
 enum class MemoryFormat { automatic, channels_last, contiguous };
 enum class WarmupShape { none, linear, exponential };
+enum class CudaGraphMode { automatic, off };
 
 struct RunSettings {
   std::string name;
@@ -35,6 +36,7 @@ struct RunSettings {
   std::int64_t log_every{};
   int threads{};
   NonFinitePolicy on_nonfinite{};
+  CudaGraphMode cuda_graph{};
 };
 
 struct ParameterGroupRule {

@@ -103,8 +103,9 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
   }
 }
 
-// One micro-batch: forward, loss, backward. Returns the loss, on the device.
-// Only the update's last micro-batch all-reduces its gradients (`last`).
+// One micro-batch: forward, loss, backward, replayed from a CUDA graph
+// when the run allows it (cuda_graph_step.h). Returns the loss, on the
+// device. Only the update's last micro-batch all-reduces its gradients (`last`).
 at::Tensor TrainingRun::micro_batch(const Batch& batch, StepTiming& timing, bool last) {
   auto t0 = Clock::now();
   auto images = batch.images;  // finished by the feeder (DeviceBatchFeeder)
@@ -113,27 +114,39 @@ at::Tensor TrainingRun::micro_batch(const Batch& batch, StepTiming& timing, bool
   timing.data_wait_s += seconds_between(t0, Clock::now());
   stage2_.remember_batch(images, labels);
   metrics_.timer().compute_begins();
-  // Loss in fp32 whatever the autocast dtype; divided so that accumulated
-  // micro-batch gradients are the mean over the whole update's batch.
-  // train/loss is the main classifier's; auxiliary losses are logged apart.
+  strategy_->gradients().before_backward(last);
+  const auto result = graph_step_.run(
+      images, labels, at_.update + 1,
+      [this](const at::Tensor& x, const at::Tensor& y, std::string& not_capturable) {
+        return forward_backward(x, y, not_capturable);
+      });
+  metrics_.window().count_hits(result.logits, labels);
+  metrics_.timer().compute_ends();
+  timing.images += strategy_->images_in_row(labels.size(0));
+  return result.loss;
+}
+
+// Loss in fp32 whatever the autocast dtype; divided so that accumulated
+// micro-batch gradients are the mean over the whole update's batch.
+// train/loss is the main classifier's; auxiliary losses are logged apart,
+// which a CUDA graph cannot replay (`not_capturable`).
+CudaGraphStep::Result TrainingRun::forward_backward(const at::Tensor& images, const at::Tensor& labels,
+                                                    std::string& not_capturable) {
   std::optional<PluginCallScope> in_model(std::in_place, c().sites.model, "forward");
   const ModelOutput output = precision_.forward(*c().model, images);
   const auto loss = cross_entropy(output.logits, labels, s().label_smoothing);
-  metrics_.window().count_hits(output.logits.detach(), labels);
   auto objective = loss;
-  if (!output.aux_logits.empty())
+  if (!output.aux_logits.empty()) {
+    not_capturable = "the model's auxiliary classifiers log their losses at every step";
     if (const auto aux = weighted_aux_loss(
             output.aux_logits, labels, c().aux_weights, s().label_smoothing, s().model_plugin,
             [this](const std::string& name, const at::Tensor& value) { metrics_.window().add_scalar(name, value); });
         aux.defined())
       objective = loss + aux;
-  strategy_->gradients().before_backward(last);
+  }
   in_model.emplace(c().sites.model, "backward");
   precision_.scale(objective / static_cast<double>(c().micro_batches_per_update)).backward();
-  in_model.reset();
-  metrics_.timer().compute_ends();
-  timing.images += strategy_->images_in_row(labels.size(0));
-  return loss.detach();
+  return {loss.detach(), output.logits.detach()};
 }
 
 // The update's end: its row, the log point or the rows' write, progress,

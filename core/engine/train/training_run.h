@@ -3,6 +3,7 @@
 //   input feeding        BatchPipeline + DeviceBatchFeeder (and Evaluator)
 //   precision            PrecisionPolicy: autocast and the loss scaler
 //   update strategy      UpdateStep (optimizer and wrappers) and DimReduceStage
+//   kernel launches      CudaGraphStep: forward and backward replayed as a CUDA graph
 //   processes            Strategy: alone or data-parallel, with GradientSync
 //                        (none, bucketed all-reduce, compressed)
 //   checkpoint policy    Checkpointer, assembled in run_checkpoint.cpp
@@ -28,6 +29,7 @@
 #include "engine/recipe/settings.h"
 #include "engine/setup/components.h"
 #include "engine/setup/compute_setup.h"
+#include "engine/train/cuda_graph_step.h"
 #include "engine/train/dim_reduce_stage.h"
 #include "engine/train/precision_policy.h"
 #include "engine/train/run_console.h"
@@ -90,6 +92,8 @@ class TrainingRun {
   // training_loop.cpp: the step loop.
   void train_epoch(std::int64_t epoch);
   at::Tensor micro_batch(const Batch& batch, StepTiming& timing, bool last);
+  CudaGraphStep::Result forward_backward(const at::Tensor& images, const at::Tensor& labels,
+                                         std::string& not_capturable);
   void after_update(const StepTiming& timing, const at::Tensor& loss, const at::Tensor& local_loss,
                     std::int64_t epoch, Clock::time_point end);
   bool local_stop() const;
@@ -102,6 +106,7 @@ class TrainingRun {
   at::Tensor batch_loss(const at::Tensor& images, const at::Tensor& labels);
   void add_owned_metrics(MetricValues& metrics);
   double regularization_loss() const;
+  std::string cuda_graph_blocker() const;
 
   // The run's settings and components, which every part of the loop reads.
   const Settings& s() const { return run_.settings; }
@@ -118,6 +123,7 @@ class TrainingRun {
   UpdateStep update_step_;
   std::unique_ptr<Strategy> strategy_;
   DimReduceStage stage2_;
+  CudaGraphStep graph_step_;
   TrainMetrics metrics_;
   RunInput input_;
   TrainPosition at_;

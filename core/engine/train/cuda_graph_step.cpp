@@ -1,0 +1,174 @@
+#include "engine/train/cuda_graph_step.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+#include <exception>
+#include <utility>
+
+namespace orchestrate {
+
+namespace {
+
+// Autocast's cache of weights cast to fp16 or bf16 would keep tensors made
+// during the capture past it; torch.cuda.make_graphed_callables turns it off too.
+class AutocastCacheOff {
+ public:
+  AutocastCacheOff() : was_(at::autocast::is_autocast_cache_enabled()) {
+    at::autocast::set_autocast_cache_enabled(false);
+  }
+  ~AutocastCacheOff() { at::autocast::set_autocast_cache_enabled(was_); }
+  AutocastCacheOff(const AutocastCacheOff&) = delete;
+  AutocastCacheOff& operator=(const AutocastCacheOff&) = delete;
+
+ private:
+  const bool was_;
+};
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string shape_of(const at::Tensor& tensor) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < tensor.sizes().size(); ++i) text += (i ? ", " : "") + std::to_string(tensor.size(i));
+  return text + "]";
+}
+
+}  // namespace
+
+CudaGraphStep::CudaGraphStep(CudaGraphMode mode, const c10::Device& device, std::vector<at::Tensor> parameters,
+                             std::string run_blocker, const RunRecorder& recorder)
+    : recorder_(recorder), parameters_(std::move(parameters)) {
+  // On the CPU there are no kernel launches to save: nothing to say either.
+  if (mode == CudaGraphMode::off || !device.is_cuda()) return;
+  if (!run_blocker.empty()) {
+    recorder_.event("cuda_graph", "the eager step runs: " + run_blocker + " (set [run] cuda_graph = \"off\" to "
+                                  "silence this)");
+    return;
+  }
+  capturing_allowed_ = true;
+}
+
+CudaGraphStep::~CudaGraphStep() = default;
+
+CudaGraphStep::Result CudaGraphStep::run(const at::Tensor& images, const at::Tensor& labels, std::int64_t update,
+                                         const Body& body) {
+  if (graph_) {
+    if (fits(images, labels)) return replay(images, labels);
+    stop_capturing("update " + std::to_string(update) + "'s batch is " + shape_of(images) +
+                   ", the captured one " + shape_of(static_images_) + ": the eager step runs from here");
+  }
+  if (capturing_allowed_ && eager_runs_ >= kEagerUpdatesBeforeCapture) return capture(images, labels, update, body);
+  std::string not_capturable;
+  Result result = body(images, labels, not_capturable);
+  ++eager_runs_;
+  if (capturing_allowed_ && !not_capturable.empty())
+    stop_capturing("the eager step runs: " + not_capturable);
+  return result;
+}
+
+bool CudaGraphStep::fits(const at::Tensor& images, const at::Tensor& labels) const {
+  return images.sizes() == static_images_.sizes() && images.strides() == static_images_.strides() &&
+         images.scalar_type() == static_images_.scalar_type() && labels.sizes() == static_labels_.sizes() &&
+         labels.scalar_type() == static_labels_.scalar_type();
+}
+
+CudaGraphStep::Result CudaGraphStep::replay(const at::Tensor& images, const at::Tensor& labels) {
+  static_images_.copy_(images);
+  static_labels_.copy_(labels);
+  for (std::size_t i = 0; i < parameters_.size(); ++i) parameters_[i].mutable_grad() = graph_gradients_[i];
+  graph_->replay();
+  // The loss is kept until the next log point; the logits are read at once.
+  return {static_result_.loss.clone(), static_result_.logits};
+}
+
+CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at::Tensor& labels,
+                                             std::int64_t update, const Body& body) {
+  const c10::DeviceIndex device = images.device().index();
+  static_images_ = at::empty_like(images);
+  static_images_.copy_(images);
+  static_labels_ = labels.clone();
+  // Backward must make the gradients inside the graph, so that they are its memory.
+  for (auto& parameter : parameters_) parameter.mutable_grad().reset();
+  // The eager steps' cached blocks go back to the device: the graph's pool
+  // takes their place instead of adding to them.
+  c10::cuda::device_synchronize();
+  c10::cuda::CUDACachingAllocator::emptyCache();
+  const auto pool = at::cuda::graph_pool_handle();
+  auto graph = std::make_unique<at::cuda::CUDAGraph>();
+  const auto stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device);
+  std::string not_capturable;
+  std::string failure;
+  {
+    const c10::cuda::CUDAStreamGuard on_capture_stream(stream);
+    const AutocastCacheOff no_cast_cache;
+    // Thread-local: the input pipeline's threads may call CUDA meanwhile.
+    graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
+    try {
+      static_result_ = body(static_images_, static_labels_, not_capturable);
+      graph->capture_end();
+    } catch (const std::exception& error) {
+      failure = first_line(error.what());
+    }
+    if (!failure.empty()) {
+      // End the broken capture by hand, so the stream and the allocator are
+      // as they were: the torch object only cleans up a capture that ended.
+      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+      if (cudaStreamIsCapturing(stream.stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+        cudaGraph_t broken = nullptr;
+        cudaStreamEndCapture(stream.stream(), &broken);
+        if (broken) cudaGraphDestroy(broken);
+      }
+      // Either may have been done by capture_end before it failed.
+      try {
+        c10::cuda::CUDACachingAllocator::endAllocateToPool(device, pool);
+      } catch (const std::exception&) {
+      }
+      try {
+        c10::cuda::CUDACachingAllocator::releasePool(device, pool);
+      } catch (const std::exception&) {
+      }
+      (void)cudaGetLastError();  // the failed call's error is the event's, not the next kernel's
+      graph.release();           // NOLINT: its destructor would release the pool a second time
+    }
+  }
+  if (failure.empty() && not_capturable.empty()) {
+    graph_ = std::move(graph);
+    graph_gradients_.clear();
+    for (const auto& parameter : parameters_) graph_gradients_.push_back(parameter.grad());
+    recorder_.event("cuda_graph", "forward, loss and backward captured as a CUDA graph at update " +
+                                      std::to_string(update) + ", replayed from then on (images " +
+                                      shape_of(images) + ")");
+    // The capture ran nothing: this micro-batch is the graph's first replay.
+    graph_->replay();
+    return {static_result_.loss.clone(), static_result_.logits};
+  }
+  graph_.reset();
+  stop_capturing("the eager step runs: capturing update " + std::to_string(update) + " failed: " +
+                 (failure.empty() ? not_capturable : failure));
+  // Nothing of this micro-batch ran: it runs eagerly now.
+  for (auto& parameter : parameters_) parameter.mutable_grad().reset();
+  std::string ignored;
+  return body(images, labels, ignored);
+}
+
+void CudaGraphStep::stop_capturing(const std::string& why) {
+  capturing_allowed_ = false;
+  if (graph_) {
+    graph_.reset();
+    // The graph's gradients hold the last replay's values, which the update
+    // has consumed: eager backward starts from none, as after zero_grad.
+    for (auto& parameter : parameters_) parameter.mutable_grad().reset();
+    graph_gradients_.clear();
+  }
+  static_images_ = static_labels_ = at::Tensor();
+  static_result_ = {};
+  recorder_.event("cuda_graph", why);
+}
+
+}  // namespace orchestrate
