@@ -72,9 +72,10 @@ const SettingsTable<RunSettings>& run_keys() {
              FIELD(on_nonfinite), std::vector<std::pair<std::string, NonFinitePolicy>>{{"stop", NonFinitePolicy::stop},
                                                                                        {"skip", NonFinitePolicy::skip}});
     t.choice(string_param("cuda_graph", "off",
-                          "on CUDA, auto captures a micro-batch's forward and backward as a CUDA graph after 3 eager "
-                          "updates and replays it, when the run allows it (its events say why not); off runs the "
-                          "eager step, the default until the capture has been measured on a GPU")
+                          "on CUDA, auto captures a micro-batch's forward and backward as a CUDA graph after " +
+                              std::to_string(kEagerUpdatesBeforeCapture) +
+                              " eager updates and replays it, when the run allows it (its events say why not); off "
+                              "runs the eager step, the default until the capture has been measured on a GPU")
                  .safe_on_resume(),
              FIELD(cuda_graph), std::vector<std::pair<std::string, CudaGraphMode>>{{"auto", CudaGraphMode::automatic},
                                                                                    {"off", CudaGraphMode::off}});

@@ -16,7 +16,7 @@
 // runs, and one event of the run says why ("cuda_graph"). The default is
 // "off" until the capture has been measured on a GPU (gpu_checks graph).
 //
-// The first kEagerUpdatesBeforeCapture updates of a process run eagerly:
+// The first kEagerUpdatesBeforeCapture (settings.h) updates of a process run eagerly:
 // cuDNN's autotuning picks its algorithms, the caching allocator fills and
 // lazy set-up happens outside the graph, as torch.cuda.graphs asks.
 //
@@ -44,8 +44,6 @@ struct CUDAGraph;
 }
 
 namespace orchestrate {
-
-inline constexpr std::int64_t kEagerUpdatesBeforeCapture = 3;
 
 class CudaGraphStep {
  public:
