@@ -8,9 +8,11 @@
 #include <fstream>
 #include <sstream>
 #include <tuple>
+#include <vector>
 
 #include "checkpoint/durable_file.h"
 #include "orchestrate/error.h"
+#include "tfrecord/crc32c.h"
 
 namespace orchestrate {
 
@@ -28,6 +30,26 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
+// Read in pieces: a checkpoint's files can be larger than memory should hold twice.
+std::uint32_t crc32c_of_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read " + path.string());
+  std::vector<char> buffer(1 << 20);
+  std::uint32_t crc = 0;
+  while (in) {
+    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+    crc = tfrecord::crc32c_extend(crc, buffer.data(), static_cast<std::size_t>(in.gcount()));
+  }
+  if (in.bad()) throw Error("cannot read " + path.string());
+  return crc;
+}
+
+std::string hex(std::uint32_t value) {
+  char text[11];
+  std::snprintf(text, sizeof text, "0x%08x", value);
+  return text;
+}
+
 }  // namespace
 
 WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointContent content) {
@@ -42,10 +64,14 @@ WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointConte
     write_file_durably((staged / kTrainerStateFile).string(), content.trainer_state);
     write_file_durably((staged / kRecipeFile).string(), content.recipe_toml);
     auto& sizes = content.meta.file_bytes;
+    auto& crcs = content.meta.file_crc32c;
     sizes.clear();
-    for (const char* file : {kWeightsFile, kTrainerStateFile, kRecipeFile})
+    crcs.clear();
+    for (const char* file : {kWeightsFile, kTrainerStateFile, kRecipeFile}) {
       sizes[file] = static_cast<std::int64_t>(fs::file_size(staged / file));
-    // Written last: its presence and sizes vouch for the files beside it.
+      crcs[file] = crc32c_of_file(staged / file);
+    }
+    // Written last: its presence, sizes and CRCs vouch for the files beside it.
     write_file_durably((staged / kMetaFile).string(), checkpoint_meta_json(content.meta));
     publish_directory(staged.string(), final_path.string());
   } catch (...) {
@@ -82,6 +108,10 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
       throw Error("checkpoint " + path + " is damaged: " + file + " has " + std::to_string(actual) +
                   " bytes, it was written with " + std::to_string(bytes) + " (truncated copy?); use an older checkpoint");
   }
+  for (const auto& [file, written] : meta.file_crc32c)
+    if (const std::uint32_t now = crc32c_of_file(fs::path(path) / file); now != written)
+      throw Error("checkpoint " + path + " is damaged: " + file + "'s CRC-32C is " + hex(now) + ", it was written with " +
+                  hex(written) + " (a flipped bit on the disk, or an altered file); use an older checkpoint");
   return meta;
 }
 

@@ -40,7 +40,8 @@ json to_json(const CheckpointMeta& m) {
               {"world_size", m.world_size},
               {"metrics", m.metrics},
               {"recipe_params", m.recipe_params},
-              {"file_bytes", m.file_bytes}};
+              {"file_bytes", m.file_bytes},
+              {"file_crc32c", m.file_crc32c}};
 }
 
 // An integer field as the JSON holds it: nlohmann would convert a float such
@@ -87,6 +88,13 @@ CheckpointMeta meta_from_json(const json& j) {
   m.metrics = j.at("metrics").get<std::map<std::string, double>>();
   m.recipe_params = j.at("recipe_params").get<std::map<std::string, std::string>>();
   for (const auto& [file, bytes] : j.at("file_bytes").items()) m.file_bytes[file] = integer(bytes, "file_bytes of " + file);
+  if (j.contains("file_crc32c"))
+    for (const auto& [file, crc] : j.at("file_crc32c").items()) {
+      const std::int64_t value = integer(crc, "file_crc32c of " + file);
+      if (value < 0 || value > std::numeric_limits<std::uint32_t>::max())
+        throw DataError("file_crc32c of " + file + " " + std::to_string(value) + " is not a CRC-32C (0 to 2^32 - 1)");
+      m.file_crc32c[file] = static_cast<std::uint32_t>(value);
+    }
   return m;
 }
 
@@ -119,6 +127,8 @@ void check_meta(const CheckpointMeta& m, const std::string& directory) {
       refuse("file_bytes names '" + file + "', which is not a checkpoint file");  // never a path out of the directory
     if (bytes < 0) refuse("file_bytes of " + file + " is negative");
   }
+  for (const auto& [file, crc] : m.file_crc32c)
+    if (!m.file_bytes.count(file)) refuse("file_crc32c names '" + file + "', which file_bytes does not list");
   if (!m.file_bytes.count(kWeightsFile) || !m.file_bytes.count(kTrainerStateFile))
     refuse("file_bytes does not list " + std::string(kWeightsFile) + " and " + kTrainerStateFile);
   // The directory's name is the position (checkpoint_name): a step edited in

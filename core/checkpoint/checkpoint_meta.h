@@ -40,6 +40,11 @@ struct CheckpointMeta {
   std::map<std::string, double> metrics;                  // the newest value of each, at this step
   std::map<std::string, std::string> recipe_params;       // the resolved recipe, flattened
   std::map<std::string, std::int64_t> file_bytes;         // size of each file above
+  // The CRC-32C of each file above, computed from what was written, so a
+  // flipped bit or an altered file is found before LibTorch or the safetensors
+  // reader takes it (neither checks its contents). Checkpoints written before
+  // it have none, and are checked by size only.
+  std::map<std::string, std::uint32_t> file_crc32c;
 };
 
 inline constexpr const char* kWeightsFile = "model.safetensors";

@@ -100,6 +100,47 @@ TEST(CheckpointFormat, RefusesTruncatedMissingAndNewerCheckpoints) {
             std::string::npos);
 }
 
+// Neither LibTorch's archive reader nor the safetensors format checks its
+// contents: a bit flipped in a tensor's bytes loaded silently, and a resumed
+// run went on from damaged state. The CRC-32C written with each file finds it.
+TEST(CheckpointFormat, RefusesAFileWithAFlippedBitAndNamesItsChecksums) {
+  ScratchDir dir;
+  for (const char* file : {kWeightsFile, kTrainerStateFile, kRecipeFile}) {
+    const auto path = write_checkpoint(dir.path().string(), sample(8)).path;
+    EXPECT_NO_THROW(read_checkpoint_meta(path));
+    const fs::path damaged = fs::path(path) / file;
+    std::fstream bytes(damaged, std::ios::binary | std::ios::in | std::ios::out);
+    bytes.seekg(static_cast<std::streamoff>(fs::file_size(damaged) - 3));
+    const char byte = static_cast<char>(bytes.get() ^ 0x10);
+    bytes.seekp(static_cast<std::streamoff>(fs::file_size(damaged) - 3));
+    bytes.put(byte);
+    bytes.close();
+    const auto why = error_of([&] { read_checkpoint_meta(path); });
+    EXPECT_NE(why.find(std::string("is damaged: ") + file + "'s CRC-32C is 0x"), std::string::npos) << why;
+    EXPECT_NE(why.find("a flipped bit on the disk, or an altered file); use an older checkpoint"), std::string::npos)
+        << why;
+  }
+}
+
+// A checkpoint written before the CRCs were is checked by its sizes alone.
+TEST(CheckpointFormat, ACheckpointWithoutChecksumsStillReads) {
+  ScratchDir dir;
+  const auto path = write_checkpoint(dir.path().string(), sample(9)).path;
+  const fs::path meta_file = fs::path(path) / kMetaFile;
+  std::ifstream in(meta_file);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  in.close();
+  const auto start = text.find("\"file_crc32c\"");
+  ASSERT_NE(start, std::string::npos) << text;
+  // Keys are written in order: "format" follows, so the comma after the field goes with it.
+  const auto end = text.find(',', text.find('}', start));
+  text.erase(start, end + 1 - start);
+  std::ofstream(meta_file) << text;
+  const CheckpointMeta meta = read_checkpoint_meta(path);
+  EXPECT_TRUE(meta.file_crc32c.empty());
+  EXPECT_EQ(meta.step, 9);
+}
+
 // checkpoint.json is read back as hostile input: a field edited by hand or
 // damaged is named, never used to index or allocate (a wrong step ended in
 // a vector range error in the trainer).
