@@ -5,6 +5,7 @@
 // the crop's window of each JPEG trains exactly as decoding it whole does.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "build_paths.h"
@@ -130,6 +131,33 @@ TEST(InputPipeline, AShuffledStreamTakesTheSameStepsOnAnyThreadCount) {
   const auto buffered = losses(dir, kTfRecordRecipe, "--set run.shuffle_buffer_size=4 --set run.num_workers=0");
   ASSERT_EQ(buffered.size(), 8u);
   EXPECT_EQ(losses(dir, kTfRecordRecipe, "--set run.shuffle_buffer_size=4 --set run.num_workers=2"), buffered);
+}
+
+// [run] data_on_device: the split read once and kept as one tensor, each
+// batch gathered from it, takes the pipeline's steps to the bit, a shuffled
+// stream's included; with a [preprocessing] that augments per sample it is
+// refused in one line.
+TEST(InputPipeline, ASplitKeptOnTheDeviceTakesThePipelinesStepsOrIsRefusedInOneLine) {
+  ScratchDir dir;
+  const std::string stream = "--set run.shuffle_buffer_size=4 --set run.num_workers=2";
+  const auto piped = losses(dir, kTfRecordRecipe, stream);
+  ASSERT_EQ(piped.size(), 8u);
+  EXPECT_EQ(losses(dir, kTfRecordRecipe, stream + " --set 'run.data_on_device=\"on\"'"), piped);
+  const auto kept = RunStore(dir.file("r2.db")).events(1);
+  const bool said = std::any_of(kept.begin(), kept.end(), [](const EventRecord& e) {
+    return e.kind == "data_on_device" &&
+           e.message.find("the training split (16 examples, 0.0 MiB) is kept on cpu") == 0;
+  });
+  EXPECT_TRUE(said) << "the run's events say where its data is";
+
+  const auto refused = run_orchestrate("run " + dir.write("r.toml", kMockRecipe) + " --db " + dir.file("x.db") +
+                                       " --quiet --set 'run.data_on_device=\"on\"'");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("[run] data_on_device = \"on\": the training split cannot be kept on the device: "
+                                "[preprocessing] resnet prepares each sample on the host, anew every epoch; use "
+                                "\"auto\" or \"off\""),
+            std::string::npos)
+      << refused.output;
 }
 
 TEST(InputPipeline, AShuffleBufferForARandomAccessDatasetIsRefused) {

@@ -25,11 +25,12 @@
 #include <exception>
 #include <optional>
 
+#include "engine/input/batch_feeder.h"
 #include "engine/input/batch_pipeline.h"
 
 namespace orchestrate {
 
-class DeviceBatchFeeder {
+class DeviceBatchFeeder : public BatchFeeder {
  public:
   DeviceBatchFeeder(BatchPipeline& pipeline, c10::Device device);
   DeviceBatchFeeder(const DeviceBatchFeeder&) = delete;
@@ -38,7 +39,7 @@ class DeviceBatchFeeder {
   // The next batch on the device, finished (finish_batch's images, int64
   // labels), usable at once by work queued on the current stream; nullopt at the end.
   // Rethrows the pipeline's error at the batch it belongs to.
-  std::optional<Batch> next();
+  std::optional<Batch> next() override;
 
  private:
   struct Copy {

@@ -79,6 +79,15 @@ const SettingsTable<RunSettings>& run_keys() {
                  .safe_on_resume(),
              FIELD(cuda_graph), std::vector<std::pair<std::string, CudaGraphMode>>{{"auto", CudaGraphMode::automatic},
                                                                                    {"off", CudaGraphMode::off}});
+    t.choice(string_param("data_on_device", "off",
+                          "keep the whole training split on the training device and gather each batch there: auto "
+                          "on CUDA when the split allows it (no [preprocessing], one image size, within the size limit "
+                          "of share/doc/limits.md; its events say why not), on wherever the run is (an error when the split does not allow "
+                          "it), or off, the default until it has been measured on a GPU")
+                 .safe_on_resume(),
+             FIELD(data_on_device),
+             std::vector<std::pair<std::string, DataOnDevice>>{
+                 {"auto", DataOnDevice::automatic}, {"on", DataOnDevice::on}, {"off", DataOnDevice::off}});
     // More intra-op threads than cores only slows a step (each waits for the
     // others), and a thousand of them under a memory limit hung LibTorch's pool.
     t.rule([](const Params& p) -> std::string {

@@ -21,6 +21,7 @@ enum class NonFinitePolicy { stop, skip };
 enum class MemoryFormat { automatic, channels_last, contiguous };
 enum class WarmupShape { none, linear, exponential };
 enum class CudaGraphMode { automatic, off };
+enum class DataOnDevice { automatic, on, off };
 // Updates a process runs eagerly before [run] cuda_graph = "auto" captures
 // (cuDNN autotuning, the allocator's cache and lazy set-up stay outside the graph).
 inline constexpr std::int64_t kEagerUpdatesBeforeCapture = 3;
@@ -40,6 +41,7 @@ struct RunSettings {
   int threads{};
   NonFinitePolicy on_nonfinite{};
   CudaGraphMode cuda_graph{};
+  DataOnDevice data_on_device{};
 };
 
 struct ParameterGroupRule {

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <iomanip>
+#include <sstream>
 
 #include "engine/train/objective.h"
 
@@ -48,17 +49,30 @@ void TrainingRun::start_input() {
   const ComputeSetup& compute = run_.compute;
   const std::int64_t per_epoch = c().updates_per_epoch * c().micro_batches_per_update;
   const std::int64_t shuffle_buffer = stream_shuffle_buffer(s(), *c().train_set);
-  input_.train_pipeline = std::make_unique<BatchPipeline>(
-      SampleSource{*c().train_set, *c().train_preprocessing, s().run.seed, compute.rank, compute.world_size,
-                   c().sites.train_set, c().sites.train_preprocessing},
-      [shards = c().shards, batch = s().run.batch_size, seed = s().run.seed, per_epoch, shuffle_buffer,
-       rank = compute.rank](std::int64_t epoch) {
-        auto batches = shards->batches(rank, batch, seed, epoch, shuffle_buffer);
-        batches.resize(static_cast<std::size_t>(per_epoch));
-        return batches;
-      },
-      per_epoch, c().epochs, compute.pipeline, at_.update * c().micro_batches_per_update + at_.resume_micro);
-  input_.train_feeder = std::make_unique<DeviceBatchFeeder>(*input_.train_pipeline, run_.compute.device);
+  const SampleSource train_source{*c().train_set, *c().train_preprocessing, s().run.seed, compute.rank,
+                                  compute.world_size, c().sites.train_set, c().sites.train_preprocessing};
+  EpochPlan plan = [shards = c().shards, batch = s().run.batch_size, seed = s().run.seed, per_epoch, shuffle_buffer,
+                    rank = compute.rank](std::int64_t epoch) {
+    auto batches = shards->batches(rank, batch, seed, epoch, shuffle_buffer);
+    batches.resize(static_cast<std::size_t>(per_epoch));
+    return batches;
+  };
+  const std::int64_t first_batch = at_.update * c().micro_batches_per_update + at_.resume_micro;
+  if (keep_data_on_device()) {
+    const auto began = Clock::now();
+    auto resident = std::make_unique<ResidentBatchFeeder>(train_source, std::move(plan), per_epoch, c().epochs,
+                                                          compute.pipeline, compute.device, first_batch);
+    std::ostringstream line;
+    line << "the training split (" << resident->examples() << " examples, " << std::fixed << std::setprecision(1)
+         << static_cast<double>(resident->bytes()) / (1 << 20) << " MiB) is kept on " << compute.device.str()
+         << ", read in " << seconds_since(began) << " s; batches are gathered there";
+    run_.recorder.event("data_on_device", line.str());
+    input_.train_feeder = std::move(resident);
+  } else {
+    input_.train_pipeline = std::make_unique<BatchPipeline>(train_source, std::move(plan), per_epoch, c().epochs,
+                                                            compute.pipeline, first_batch);
+    input_.train_feeder = std::make_unique<DeviceBatchFeeder>(*input_.train_pipeline, run_.compute.device);
+  }
   if (c().test_set)
     input_.evaluator = std::make_unique<Evaluator>(
         SampleSource{*c().test_set, *c().eval_preprocessing, s().run.seed, compute.rank, compute.world_size,
@@ -74,6 +88,21 @@ std::string TrainingRun::cuda_graph_blocker() const {
   if (c().compressor) return "[compression] plugin = \"" + s().compression.plugin + "\" exchanges the gradients";
   if (s().dim_reduce.enabled) return "[dim_reduce] trains its stage 2 with steps of its own";
   return "";
+}
+
+// [run] data_on_device: "on" keeps the split on the device or is an error;
+// "auto" does on CUDA when the split allows it, and says so when it does not.
+bool TrainingRun::keep_data_on_device() const {
+  const DataOnDevice asked = s().run.data_on_device;
+  if (asked == DataOnDevice::off || (asked == DataOnDevice::automatic && !run_.compute.device.is_cuda())) return false;
+  const std::string blocker = resident_data_blocker(s().preprocessing_plugin != "none", s().preprocessing_plugin,
+                                                    c().train_set->info(), c().train_set->size());
+  if (blocker.empty()) return true;
+  if (asked == DataOnDevice::on)
+    throw RecipeError("[run] data_on_device = \"on\": the training split cannot be kept on the device: " + blocker +
+                      "; use \"auto\" or \"off\"");
+  run_.recorder.event("data_on_device", "the training split stays on the host: " + blocker);
+  return false;
 }
 
 bool TrainingRun::eval_due(std::int64_t epoch) const {

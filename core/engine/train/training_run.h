@@ -25,6 +25,7 @@
 #include "engine/evaluation/evaluator.h"
 #include "engine/input/batch_pipeline.h"
 #include "engine/input/device_batch_feeder.h"
+#include "engine/input/resident_batch_feeder.h"
 #include "engine/recipe/recipe.h"
 #include "engine/recipe/settings.h"
 #include "engine/setup/components.h"
@@ -70,11 +71,12 @@ struct TrainPosition {
   std::optional<std::int64_t> resumed_at_update;  // the checkpoint's step, when resumed
 };
 
-// The run's input: training batches on the device, and the test split's
-// evaluator (none without a test split).
+// The run's input: training batches on the device, from the pipeline or
+// from the split kept there, and the test split's evaluator (none without a
+// test split).
 struct RunInput {
-  std::unique_ptr<BatchPipeline> train_pipeline;
-  std::unique_ptr<DeviceBatchFeeder> train_feeder;  // reads train_pipeline, so destroyed first
+  std::unique_ptr<BatchPipeline> train_pipeline;  // none when the split is kept on the device
+  std::unique_ptr<BatchFeeder> train_feeder;      // may read train_pipeline, so destroyed first
   std::unique_ptr<Evaluator> evaluator;
 };
 
@@ -101,6 +103,7 @@ class TrainingRun {
 
   // training_run.cpp: set-up, evaluation and what the parts need from the run.
   void start_input();
+  bool keep_data_on_device() const;
   bool eval_due(std::int64_t epoch) const;
   void run_eval(std::int64_t epoch);
   at::Tensor batch_loss(const at::Tensor& images, const at::Tensor& labels);
