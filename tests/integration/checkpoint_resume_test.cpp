@@ -131,6 +131,23 @@ TEST_F(CheckpointResume, StopsAnywhereAndResumesToTheSameWeightsBitForBit) {
   }
 }
 
+// [run] data_on_device: the split kept as one tensor serves the resumed run
+// from the batch it stopped at, mid-accumulation in the second epoch, and
+// both runs end on the pipeline's weights.
+TEST_F(CheckpointResume, ASplitKeptOnTheDeviceResumesToThePipelinesWeights) {
+  const NamedTensors piped = baseline(recipe(kRecipe));
+  const Recipe kept = recipe(kRecipe, {"run.data_on_device=\"on\""});
+  RunStore store(dir_.file("kept.db"));
+  const auto stopped = train_with(kept, store, 37);
+  ASSERT_EQ(stopped.status, RunStatus::interrupted);
+  const auto resumed = train_with(kept, store, 0, stopped.checkpoint);
+  ASSERT_EQ(resumed.status, RunStatus::finished);
+  expect_identical(weights_of(resumed.checkpoint), piped);
+  bool kept_on_device = false;
+  for (const auto& e : store.events(resumed.run_id)) kept_on_device = kept_on_device || e.kind == "data_on_device";
+  EXPECT_TRUE(kept_on_device);
+}
+
 TEST_F(CheckpointResume, AdamStateAndTheDynamicLossScaleResumeExactly) {
   // Adam's moments and the fp16 scaler's scale and growth tracker (growth
   // every 3 clean updates, so the scale moves during the run) must survive.
