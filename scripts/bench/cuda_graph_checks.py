@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """What only a GPU can show about [run] cuda_graph (core/engine/train/cuda_graph_step.h):
 
-1. agreement: the same 100-step run with the CUDA graph (cuda_graph = "auto")
+1. agreement: the same 100-step run (--steps) with the CUDA graph (cuda_graph = "auto")
    and without it, step by step: train/loss at every step, and the largest difference
    relative to the eager loss. The first 3 updates are eager in both.
-2. resume: a run with checkpoints every 100 updates killed with SIGKILL after its
+2. resume: a 400-step run with checkpoints every 100 updates killed with SIGKILL after its
    first checkpoint, then --resume, against the same run unbroken: whether
    the final model.safetensors files are byte-identical, with the graph and
    without it.
@@ -15,6 +15,7 @@ cuda_graph events.
 
 Usage (on a GPU machine, from the repository root):
   python3 scripts/bench/cuda_graph_checks.py --binary BUNDLE/prefix/bin/orchestrate [--precision fp16|bf16|fp32]
+      [--steps 100] [--device cuda|cpu]
 """
 import argparse
 import os
@@ -29,7 +30,7 @@ RECIPE = """schema_version = 1
 [run]
 name = "{name}"
 seed = 7
-device = "cuda"
+device = "{device}"
 max_steps = {steps}
 batch_size = 128
 num_workers = 4
@@ -62,10 +63,10 @@ progress = "never"
 GRAPH = ["--set", 'run.cuda_graph="auto"']
 
 
-def write_recipe(scratch, name, precision, steps, every):
+def write_recipe(args, scratch, name, steps, every):
     path = os.path.join(scratch, name + ".toml")
     with open(path, "w") as f:
-        f.write(RECIPE.format(name=name, precision=precision, steps=steps, every=every))
+        f.write(RECIPE.format(name=name, device=args.device, precision=args.precision, steps=steps, every=every))
     return path
 
 
@@ -94,7 +95,7 @@ def final_weights(db, steps):
 
 
 def agreement(args, scratch):
-    recipe = write_recipe(scratch, "agreement", args.precision, 100, 0)
+    recipe = write_recipe(args, scratch, "agreement", args.steps, 0)
     graph_db, eager_db = os.path.join(scratch, "graph.db"), os.path.join(scratch, "eager.db")
     began = time.perf_counter()
     run(args.binary, recipe, graph_db, *GRAPH)
@@ -102,7 +103,7 @@ def agreement(args, scratch):
     began = time.perf_counter()
     run(args.binary, recipe, eager_db)
     eager_s = time.perf_counter() - began
-    print(f"graph run {graph_s:.1f} s, eager run {eager_s:.1f} s (whole processes, 100 steps)")
+    print(f"graph run {graph_s:.1f} s, eager run {eager_s:.1f} s (whole processes, {args.steps} steps)")
     for message in graph_events(graph_db):
         print("  event:", message)
     with_graph, without = losses(graph_db), losses(eager_db)
@@ -119,8 +120,8 @@ def agreement(args, scratch):
 def resume(args, scratch, graph):
     tag = "graph" if graph else "eager"
     sets = GRAPH if graph else []
-    steps = 400
-    recipe = write_recipe(scratch, "resume_" + tag, args.precision, steps, 100)
+    steps = 4 * args.steps
+    recipe = write_recipe(args, scratch, "resume_" + tag, steps, args.steps)
     unbroken = os.path.join(scratch, f"unbroken_{tag}", "runs.db")
     broken = os.path.join(scratch, f"broken_{tag}", "runs.db")
     os.makedirs(os.path.dirname(unbroken))
@@ -128,7 +129,7 @@ def resume(args, scratch, graph):
     run(args.binary, recipe, unbroken, *sets)
     process = subprocess.Popen([args.binary, "run", recipe, "--db", broken, "--quiet", *sets],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    first = os.path.join(os.path.dirname(broken), "checkpoints", "runs.db", "run-1", "step-00000100",
+    first = os.path.join(os.path.dirname(broken), "checkpoints", "runs.db", "run-1", f"step-{args.steps:08d}",
                          "checkpoint.json")
     deadline = time.time() + 120
     while not os.path.exists(first) and process.poll() is None and time.time() < deadline:
@@ -153,6 +154,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", default="build/bin/orchestrate")
     parser.add_argument("--precision", choices=["fp16", "bf16", "fp32"], default="fp16")
+    parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda",
+                        help="cpu only tries the script itself: there the graph is never captured")
+    parser.add_argument("--steps", type=int, default=100,
+                        help="the agreement run's steps; the resume runs take 4 times as many, a checkpoint every N")
     parser.add_argument("--skip-resume", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
