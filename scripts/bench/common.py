@@ -145,17 +145,17 @@ def orchestrate_throughput(binary, db, run_id, images):
             "accounted": row["accounted"], "data_wait_share": row["data_wait_share"]}
 
 
-def print_comparison(ours, plain, label="plain PyTorch script"):
+def print_comparison(ours, plain, label="plain PyTorch script", ours_label="orchestrate"):
     """The medians of alternating repeats side by side, and their ratio;
     returns the ratio of the report's images/s to the plain loop's."""
     def median(rows, key):
         return statistics.median(r[key] for r in rows)
     print(f"{'':22}{'images/s (report)':>20}{'images/s (wall)':>18}")
-    for name, rows in (("orchestrate", ours), (label, plain)):
+    for name, rows in ((ours_label, ours), (label, plain)):
         print(f"{name:22}{median(rows, 'images_per_s'):20.1f}{median(rows, 'wall_images_per_s'):18.1f}")
     ratio = median(ours, "images_per_s") / median(plain, "images_per_s")
     wall_ratio = median(ours, "wall_images_per_s") / median(plain, "wall_images_per_s")
-    print(f"ratio orchestrate / PyTorch: {ratio:.2f}x images/s ({wall_ratio:.2f}x by the wall clock; median of "
-          f"{len(ours)}); orchestrate's report accounts for {median(ours, 'accounted'):.1%} of its wall time, "
+    print(f"ratio {ours_label} / {label}: {ratio:.2f}x images/s ({wall_ratio:.2f}x by the wall clock; median of "
+          f"{len(ours)}); {ours_label}'s report accounts for {median(ours, 'accounted'):.1%} of its wall time, "
           f"data wait {median(ours, 'data_wait_share'):.1%} of its step time", flush=True)
     return ratio

@@ -234,7 +234,10 @@ def main():
             if args.compile:
                 common.print_comparison(ours, compiled, f"resnet{args.depth} compiled")
             if args.graph:
-                common.print_comparison(graphed, ours, "orchestrate, defaults")
+                common.print_comparison(graphed, ours, "orchestrate, defaults", "orchestrate, graph")
+                common.print_comparison(graphed, plain, f"torchvision resnet{args.depth}", "orchestrate, graph")
+                if args.compile:
+                    common.print_comparison(graphed, compiled, f"resnet{args.depth} compiled", "orchestrate, graph")
     print("\nratios orchestrate / PyTorch: " +
           ", ".join(f"{size}x{size} batch {batch}: {r:.2f}x" for (size, batch, _), r in zip(configs, ratios)))
 
