@@ -2,7 +2,7 @@
 """What only a GPU can show about [run] cuda_graph (core/engine/train/cuda_graph_step.h):
 
 1. agreement: the same 100-step run (--steps) with the CUDA graph (cuda_graph = "auto")
-   and without it, step by step: train/loss at every step, and the largest difference
+   and without it, step by step; then again with two micro-batches an update: train/loss at every step, and the largest difference
    relative to the eager loss. The first 3 updates are eager in both.
 2. resume: a 400-step run with checkpoints every 100 updates killed with SIGKILL after its
    first checkpoint, then --resume, against the same run unbroken: whether
@@ -94,23 +94,23 @@ def final_weights(db, steps):
         return f.read()
 
 
-def agreement(args, scratch):
-    recipe = write_recipe(args, scratch, "agreement", args.steps, 0)
-    graph_db, eager_db = os.path.join(scratch, "graph.db"), os.path.join(scratch, "eager.db")
+def agreement(args, scratch, label, sets=()):
+    recipe = write_recipe(args, scratch, "agreement_" + label, args.steps, 0)
+    graph_db, eager_db = os.path.join(scratch, label + "_graph.db"), os.path.join(scratch, label + "_eager.db")
     began = time.perf_counter()
-    run(args.binary, recipe, graph_db, *GRAPH)
+    run(args.binary, recipe, graph_db, *GRAPH, *sets)
     graph_s = time.perf_counter() - began
     began = time.perf_counter()
-    run(args.binary, recipe, eager_db)
+    run(args.binary, recipe, eager_db, *sets)
     eager_s = time.perf_counter() - began
-    print(f"graph run {graph_s:.1f} s, eager run {eager_s:.1f} s (whole processes, {args.steps} steps)")
+    print(f"{label}: graph run {graph_s:.1f} s, eager run {eager_s:.1f} s (whole processes, {args.steps} steps)")
     for message in graph_events(graph_db):
         print("  event:", message)
     with_graph, without = losses(graph_db), losses(eager_db)
     steps = sorted(set(with_graph) & set(without))
     worst = max(steps, key=lambda s: abs(with_graph[s] - without[s]) / max(abs(without[s]), 1e-6))
     exact = sum(1 for s in steps if with_graph[s] == without[s])
-    print(f"{len(steps)} steps compared; {exact} identical; largest relative difference "
+    print(f"{label}: {len(steps)} steps compared; {exact} identical; largest relative difference "
           f"{abs(with_graph[worst] - without[worst]) / max(abs(without[worst]), 1e-6):.2e} at step {worst}")
     for s in (1, 3, 4, 5, 10, 50, 100):
         if s in with_graph and s in without:
@@ -161,7 +161,10 @@ def main():
     parser.add_argument("--skip-resume", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
-        agreement(args, scratch)
+        agreement(args, scratch, "plain")
+        # Two micro-batches an update: the replays' gradients summed as backward sums them.
+        agreement(args, scratch, "accumulating", ["--set", 'optimizer.wrappers.0.plugin="batch_gradients"',
+                                                  "--set", "optimizer.wrappers.0.num_batches=2"])
         if not args.skip_resume:
             for graph in (True, False):
                 resume(args, scratch, graph)

@@ -42,8 +42,8 @@ std::string shape_of(const at::Tensor& tensor) {
 }  // namespace
 
 CudaGraphStep::CudaGraphStep(CudaGraphMode mode, const c10::Device& device, std::vector<at::Tensor> parameters,
-                             std::string run_blocker, const RunRecorder& recorder)
-    : recorder_(recorder), parameters_(std::move(parameters)) {
+                             std::int64_t micro_batches, std::string run_blocker, const RunRecorder& recorder)
+    : recorder_(recorder), gradients_(std::move(parameters), micro_batches) {
   // On the CPU there are no kernel launches to save: nothing to say either.
   if (mode == CudaGraphMode::off || !device.is_cuda()) return;
   if (!run_blocker.empty()) {
@@ -81,8 +81,9 @@ bool CudaGraphStep::fits(const at::Tensor& images, const at::Tensor& labels) con
 CudaGraphStep::Result CudaGraphStep::replay(const at::Tensor& images, const at::Tensor& labels) {
   static_images_.copy_(images);
   static_labels_.copy_(labels);
-  for (std::size_t i = 0; i < parameters_.size(); ++i) parameters_[i].mutable_grad() = graph_gradients_[i];
+  gradients_.begin(/*clear=*/false);
   graph_->replay();
+  gradients_.finish();
   // The loss is kept until the next log point; the logits are read at once.
   return {static_result_.loss.clone(), static_result_.logits};
 }
@@ -94,7 +95,7 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
   static_images_.copy_(images);
   static_labels_ = labels.clone();
   // Backward must make the gradients inside the graph, so that they are its memory.
-  for (auto& parameter : parameters_) parameter.mutable_grad().reset();
+  gradients_.begin(/*clear=*/true);
   // The eager steps' cached blocks go back to the device: the graph's pool
   // takes their place instead of adding to them.
   c10::cuda::device_synchronize();
@@ -139,20 +140,21 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
   }
   if (failure.empty() && not_capturable.empty()) {
     graph_ = std::move(graph);
-    graph_gradients_.clear();
-    for (const auto& parameter : parameters_) graph_gradients_.push_back(parameter.grad());
+    gradients_.adopt_captured();
     recorder_.event("cuda_graph", "forward, loss and backward captured as a CUDA graph at update " +
                                       std::to_string(update) + ", replayed from then on (images " +
                                       shape_of(images) + ")");
     // The capture ran nothing: this micro-batch is the graph's first replay.
     graph_->replay();
+    gradients_.finish();
     return {static_result_.loss.clone(), static_result_.logits};
   }
   graph_.reset();
   stop_capturing("the eager step runs: capturing update " + std::to_string(update) + " failed: " +
                  (failure.empty() ? not_capturable : failure));
-  // Nothing of this micro-batch ran: it runs eagerly now.
-  for (auto& parameter : parameters_) parameter.mutable_grad().reset();
+  // Nothing of this micro-batch ran: it runs eagerly now, from the
+  // gradients the update had so far.
+  gradients_.restore();
   std::string ignored;
   return body(images, labels, ignored);
 }
@@ -160,11 +162,9 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
 void CudaGraphStep::stop_capturing(const std::string& why) {
   capturing_allowed_ = false;
   if (graph_) {
+    // Gradients summed so far in the update stay; the graph's own buffers go.
+    gradients_.release();
     graph_.reset();
-    // The graph's gradients hold the last replay's values, which the update
-    // has consumed: eager backward starts from none, as after zero_grad.
-    for (auto& parameter : parameters_) parameter.mutable_grad().reset();
-    graph_gradients_.clear();
   }
   static_images_ = static_labels_ = at::Tensor();
   static_result_ = {};

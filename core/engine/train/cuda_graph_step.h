@@ -10,7 +10,7 @@
 // from the host each update.
 //
 // [run] cuda_graph = "auto" captures when the run allows it: CUDA, one
-// process, one micro-batch per update, no gradient compressor, no
+// process, no gradient compressor, no
 // dimension-reduce training, a model without auxiliary classifiers, and
 // batches of one shape. Otherwise, or when a capture fails, the eager step
 // runs, and one event of the run says why ("cuda_graph"). The default is
@@ -20,11 +20,9 @@
 // cuDNN's autotuning picks its algorithms, the caching allocator fills and
 // lazy set-up happens outside the graph, as torch.cuda.graphs asks.
 //
-// The gradients belong to the graph: backward writes them into the same
-// memory at each replay. The update step still clears them after the
-// optimizer (set to none); they are attached again before the next replay,
-// so a wrapper that swaps a gradient cannot leave the graph writing to
-// memory the optimizer no longer reads.
+// The gradients backward writes belong to the graph; GraphGradients makes
+// them the parameters' as the eager step would, attached (one micro-batch an
+// update) or summed into the update's own (several: gradient accumulation).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -37,6 +35,7 @@
 #include <vector>
 
 #include "engine/recipe/settings.h"
+#include "engine/train/graph_gradients.h"
 #include "store/run_recorder.h"
 
 namespace at::cuda {
@@ -56,10 +55,11 @@ class CudaGraphStep {
   // when what it ran cannot be replayed (one line, naming the part).
   using Body = std::function<Result(const at::Tensor& images, const at::Tensor& labels, std::string& not_capturable)>;
 
-  // `parameters`: the optimizer's, whose gradients backward writes.
-  // `run_blocker`: why this run cannot be captured at all, or "".
+  // `parameters`: the optimizer's, whose gradients backward writes, over
+  // `micro_batches` per update. `run_blocker`: why this run cannot be
+  // captured at all, or "".
   CudaGraphStep(CudaGraphMode mode, const c10::Device& device, std::vector<at::Tensor> parameters,
-                std::string run_blocker, const RunRecorder& recorder);
+                std::int64_t micro_batches, std::string run_blocker, const RunRecorder& recorder);
   ~CudaGraphStep();
   CudaGraphStep(const CudaGraphStep&) = delete;
   CudaGraphStep& operator=(const CudaGraphStep&) = delete;
@@ -79,13 +79,12 @@ class CudaGraphStep {
   void stop_capturing(const std::string& why);
 
   const RunRecorder recorder_;
-  std::vector<at::Tensor> parameters_;
+  GraphGradients gradients_;
   bool capturing_allowed_ = false;
   std::int64_t eager_runs_ = 0;
   std::unique_ptr<at::cuda::CUDAGraph> graph_;
   at::Tensor static_images_, static_labels_;  // the graph reads its batch from these
   Result static_result_;                      // and writes its results here
-  std::vector<at::Tensor> graph_gradients_;   // in `parameters_` order; undefined where backward gave none
 };
 
 }  // namespace orchestrate

@@ -24,20 +24,21 @@ std::vector<EventRecord> graph_events(testing::ScratchRun& run) {
 
 TEST(CudaGraphStep, ARunThatCannotBeCapturedSaysWhyOnceAndNamesTheWayToSilenceIt) {
   testing::ScratchRun run;
-  const CudaGraphStep step(CudaGraphMode::automatic, kGpu, {}, "2 micro-batches accumulate into each update",
-                           run.recorder);
+  const CudaGraphStep step(CudaGraphMode::automatic, kGpu, {}, 1,
+                           "a data-parallel job all-reduces its gradients during backward", run.recorder);
   EXPECT_FALSE(step.replaying());
   const auto events = graph_events(run);
   ASSERT_EQ(events.size(), 1U);
   EXPECT_EQ(events[0].message,
-            "the eager step runs: 2 micro-batches accumulate into each update (set [run] cuda_graph = \"off\" to "
-            "silence this)");
+            "the eager step runs: a data-parallel job all-reduces its gradients during backward (set [run] "
+            "cuda_graph = \"off\" to silence this)");
 }
 
 TEST(CudaGraphStep, OffOrOnTheCpuItSaysNothing) {
   testing::ScratchRun run;
-  const CudaGraphStep off(CudaGraphMode::off, kGpu, {}, "a data-parallel job", run.recorder);
-  const CudaGraphStep cpu(CudaGraphMode::automatic, c10::Device(c10::kCPU), {}, "a data-parallel job", run.recorder);
+  const CudaGraphStep off(CudaGraphMode::off, kGpu, {}, 1, "a data-parallel job", run.recorder);
+  const CudaGraphStep cpu(CudaGraphMode::automatic, c10::Device(c10::kCPU), {}, 1, "a data-parallel job",
+                          run.recorder);
   EXPECT_TRUE(graph_events(run).empty());
 }
 
@@ -45,7 +46,7 @@ TEST(CudaGraphStep, OffOrOnTheCpuItSaysNothing) {
 TEST(CudaGraphStep, OnTheCpuEveryMicroBatchRunsEagerly) {
   testing::ScratchRun run;
   auto weight = at::ones({3}).requires_grad_();
-  CudaGraphStep step(CudaGraphMode::automatic, c10::Device(c10::kCPU), {weight}, "", run.recorder);
+  CudaGraphStep step(CudaGraphMode::automatic, c10::Device(c10::kCPU), {weight}, 1, "", run.recorder);
   int calls = 0;
   const CudaGraphStep::Body body = [&](const at::Tensor& x, const at::Tensor&, std::string&) {
     ++calls;
@@ -71,7 +72,7 @@ TEST(CudaGraphStep, OnTheCpuEveryMicroBatchRunsEagerly) {
 TEST(CudaGraphStep, WhatTheEagerUpdatesFindUncapturableIsNeverCaptured) {
   testing::ScratchRun run;
   auto weight = at::ones({3}).requires_grad_();
-  CudaGraphStep step(CudaGraphMode::automatic, kGpu, {weight}, "", run.recorder);
+  CudaGraphStep step(CudaGraphMode::automatic, kGpu, {weight}, 1, "", run.recorder);
   EXPECT_TRUE(graph_events(run).empty()) << "nothing is decided before the first update";
   int calls = 0;
   const CudaGraphStep::Body body = [&](const at::Tensor& x, const at::Tensor&, std::string& not_capturable) {

@@ -23,8 +23,8 @@ TrainingRun::TrainingRun(const RunParts& run, const CheckpointMeta* resume)
           [this] { return local_stop(); })),
       stage2_(run.settings, run.components, run.recorder, run.options.collective, run.options.artifact_root,
               [this](const std::string& line) { console_.progress().message(line); }),
-      graph_step_(run.settings.run.cuda_graph, run.compute.device, update_step_.parameters(), cuda_graph_blocker(),
-                  run.recorder),
+      graph_step_(run.settings.run.cuda_graph, run.compute.device, update_step_.parameters(),
+                  run.components.micro_batches_per_update, cuda_graph_blocker(), run.recorder),
       metrics_(run.recorder, run.compute.device, run.options.collective, run.settings.run.on_nonfinite,
                run.settings.flush_seconds, [this](MetricValues& metrics) { add_owned_metrics(metrics); }) {
   // A hook prints what its recipe asked for (a model's statistics), so
@@ -83,8 +83,6 @@ void TrainingRun::start_input() {
 // Why this run's micro-batches cannot be replayed as one CUDA graph, or "".
 std::string TrainingRun::cuda_graph_blocker() const {
   if (run_.options.collective) return "a data-parallel job all-reduces its gradients during backward";
-  if (c().micro_batches_per_update > 1)
-    return std::to_string(c().micro_batches_per_update) + " micro-batches accumulate into each update";
   if (c().compressor) return "[compression] plugin = \"" + s().compression.plugin + "\" exchanges the gradients";
   if (s().dim_reduce.enabled) return "[dim_reduce] trains its stage 2 with steps of its own";
   return "";
