@@ -43,7 +43,7 @@ std::string shape_of(const at::Tensor& tensor) {
 
 CudaGraphStep::CudaGraphStep(CudaGraphMode mode, const c10::Device& device, std::vector<at::Tensor> parameters,
                              std::int64_t micro_batches, std::string run_blocker, const RunRecorder& recorder)
-    : recorder_(recorder), gradients_(std::move(parameters), micro_batches) {
+    : recorder_(recorder), micro_batches_(micro_batches), gradients_(std::move(parameters), micro_batches) {
   // On the CPU there are no kernel launches to save: nothing to say either.
   if (mode == CudaGraphMode::off || !device.is_cuda()) return;
   if (!run_blocker.empty()) {
@@ -63,7 +63,8 @@ CudaGraphStep::Result CudaGraphStep::run(const at::Tensor& images, const at::Ten
     stop_capturing("update " + std::to_string(update) + "'s batch is " + shape_of(images) +
                    ", the captured one " + shape_of(static_images_) + ": the eager step runs from here");
   }
-  if (capturing_allowed_ && eager_runs_ >= kEagerUpdatesBeforeCapture) return capture(images, labels, update, body);
+  if (capturing_allowed_ && eager_runs_ >= kEagerUpdatesBeforeCapture * micro_batches_)
+    return capture(images, labels, update, body);
   std::string not_capturable;
   Result result = body(images, labels, not_capturable);
   ++eager_runs_;

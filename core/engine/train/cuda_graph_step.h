@@ -79,9 +79,10 @@ class CudaGraphStep {
   void stop_capturing(const std::string& why);
 
   const RunRecorder recorder_;
+  const std::int64_t micro_batches_;
   GraphGradients gradients_;
   bool capturing_allowed_ = false;
-  std::int64_t eager_runs_ = 0;
+  std::int64_t eager_runs_ = 0;  // micro-batches
   std::unique_ptr<at::cuda::CUDAGraph> graph_;
   at::Tensor static_images_, static_labels_;  // the graph reads its batch from these
   Result static_result_;                      // and writes its results here
