@@ -109,9 +109,9 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
   {
     const c10::cuda::CUDAStreamGuard on_capture_stream(stream);
     const AutocastCacheOff no_cast_cache;
-    // Thread-local: the input pipeline's threads may call CUDA meanwhile.
-    graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
     try {
+      // Thread-local: the input pipeline's threads may call CUDA meanwhile.
+      graph->capture_begin(pool, cudaStreamCaptureModeThreadLocal);
       static_result_ = body(static_images_, static_labels_, not_capturable);
       graph->capture_end();
     } catch (const std::exception& error) {
