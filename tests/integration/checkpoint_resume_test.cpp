@@ -92,6 +92,16 @@ class CheckpointResume : public ::testing::Test {
     return weights_of(outcome.checkpoint);
   }
 
+  // Stopped after micro-batch `stop_at`, then resumed to the end in `store`:
+  // the final weights.
+  TrainOutcome stopped_and_resumed(const Recipe& r, RunStore& store, std::int64_t stop_at) {
+    const auto stopped = train_with(r, store, stop_at);
+    EXPECT_EQ(stopped.status, RunStatus::interrupted);
+    const auto resumed = train_with(r, store, 0, stopped.checkpoint);
+    EXPECT_EQ(resumed.status, RunStatus::finished);
+    return resumed;
+  }
+
   Registry registry_;
   ScratchDir dir_;
   int count_ = 0;
@@ -138,10 +148,7 @@ TEST_F(CheckpointResume, ASplitKeptOnTheDeviceResumesToThePipelinesWeights) {
   const NamedTensors piped = baseline(recipe(kRecipe));
   const Recipe kept = recipe(kRecipe, {"run.data_on_device=\"on\""});
   RunStore store(dir_.file("kept.db"));
-  const auto stopped = train_with(kept, store, 37);
-  ASSERT_EQ(stopped.status, RunStatus::interrupted);
-  const auto resumed = train_with(kept, store, 0, stopped.checkpoint);
-  ASSERT_EQ(resumed.status, RunStatus::finished);
+  const auto resumed = stopped_and_resumed(kept, store, 37);
   expect_identical(weights_of(resumed.checkpoint), piped);
   bool kept_on_device = false;
   for (const auto& e : store.events(resumed.run_id)) kept_on_device = kept_on_device || e.kind == "data_on_device";
@@ -155,11 +162,7 @@ TEST_F(CheckpointResume, AdamStateAndTheDynamicLossScaleResumeExactly) {
                                     "precision.loss_scale=256.0", "precision.growth_interval=3"});
   const NamedTensors expected = baseline(r);
   RunStore store(dir_.file("runs.db"));
-  const auto stopped = train_with(r, store, 23);
-  ASSERT_EQ(stopped.status, RunStatus::interrupted);
-  const auto resumed = train_with(r, store, 0, stopped.checkpoint);
-  ASSERT_EQ(resumed.status, RunStatus::finished);
-  expect_identical(weights_of(resumed.checkpoint), expected);
+  expect_identical(weights_of(stopped_and_resumed(r, store, 23).checkpoint), expected);
 }
 
 TEST_F(CheckpointResume, ResumesAnIntervalCheckpointOfAFinishedRunTwice) {
