@@ -110,8 +110,9 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
   }
   for (const auto& [file, written] : meta.file_crc32c)
     if (const std::uint32_t now = crc32c_of_file(fs::path(path) / file); now != written)
-      throw Error("checkpoint " + path + " is damaged: " + file + "'s CRC-32C is " + hex(now) + ", it was written with " +
-                  hex(written) + " (a flipped bit on the disk, or an altered file); use an older checkpoint");
+      throw Error("checkpoint " + path + " is damaged: " + file + "'s CRC-32C is " + hex(now) +
+                  ", it was written with " + hex(written) +
+                  " (a flipped bit on the disk, or an altered file); use an older checkpoint");
   return meta;
 }
 

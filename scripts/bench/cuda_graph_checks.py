@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """What only a GPU can show about [run] cuda_graph (core/engine/train/cuda_graph_step.h):
 
-1. agreement: the same 100-step run (--steps) with the CUDA graph (cuda_graph = "auto")
-   and without it, step by step; then again with two micro-batches an update: train/loss at every step, and the largest difference
-   relative to the eager loss. The first 3 updates are eager in both.
-2. resume: a 400-step run with checkpoints every 100 updates killed with SIGKILL after its
-   first checkpoint, then --resume, against the same run unbroken: whether
+1. agreement: the same 100-step run (--steps) with the CUDA graph (cuda_graph =
+   "auto") and without it, step by step, then again with two micro-batches an
+   update: train/loss at every step, and the largest difference relative to
+   the eager loss. The first 3 updates are eager in both.
+2. resume: a 400-step run with checkpoints every 100 updates killed with
+   SIGKILL after its first checkpoint, then --resume, against the same run unbroken: whether
    the final model.safetensors files are byte-identical, with the graph and
    without it.
 

@@ -81,9 +81,9 @@ const SettingsTable<RunSettings>& run_keys() {
                                                                                    {"off", CudaGraphMode::off}});
     t.choice(string_param("data_on_device", "off",
                           "keep the whole training split on the training device and gather each batch there: auto "
-                          "on CUDA when the split allows it (no [preprocessing], one image size, within the size limit "
-                          "of share/doc/limits.md; its events say why not), on wherever the run is (an error when the split does not allow "
-                          "it), or off, the default until it has been measured on a GPU")
+                          "on CUDA when the split allows it (no [preprocessing], one image size, within the size "
+                          "limit of share/doc/limits.md; its events say why not), on wherever the run is (an error "
+                          "when the split does not allow it), or off, the default until it has been measured on a GPU")
                  .safe_on_resume(),
              FIELD(data_on_device),
              std::vector<std::pair<std::string, DataOnDevice>>{
