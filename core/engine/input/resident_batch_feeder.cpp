@@ -49,9 +49,11 @@ ResidentBatchFeeder::ResidentBatchFeeder(const SampleSource& source, EpochPlan p
     reads.emplace_back(static_cast<std::size_t>(std::min(kReadBatch, n - start)));
     std::iota(reads.back().begin(), reads.back().end(), start);
   }
-  // uint8 rows, as they cross to the device; finished per batch there.
+  // uint8 rows, as they cross to the device; finished per batch there. One
+  // pass: a cache of decoded examples would only hold them twice.
   options.pin_memory = false;
   options.finish_on_host = false;
+  options.cache_bytes = 0;
   std::vector<at::Tensor> images, labels;
   {
     BatchPipeline reader(source, std::move(reads), options);
