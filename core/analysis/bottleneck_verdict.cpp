@@ -101,8 +101,9 @@ void compute_fixes(const ThroughputRow& row, const RunFacts& facts, std::vector<
                            "\"cuda\" on a GPU host)");
 }
 
-// Fewer, larger kernels: the same launches do more work. (Capturing the
-// step as a CUDA graph, the other fix, is not a recipe key yet.)
+// Fewer, larger kernels: the same launches do more work. ([run] cuda_graph
+// and data_on_device, the other fixes, join this once a GPU has measured
+// them: until then they are off by default and not advised.)
 void launch_fixes(const RunFacts& facts, std::vector<std::string>& fixes) {
   const double batch = facts.number("run.batch_size");
   fixes.push_back("[run] batch_size = " + plain(4 * batch) + " (now " + plain(batch) +
