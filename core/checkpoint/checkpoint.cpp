@@ -44,12 +44,6 @@ std::uint32_t crc32c_of_file(const fs::path& path) {
   return crc;
 }
 
-std::string hex(std::uint32_t value) {
-  char text[11];
-  std::snprintf(text, sizeof text, "0x%08x", value);
-  return text;
-}
-
 }  // namespace
 
 WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointContent content) {
@@ -110,8 +104,8 @@ CheckpointMeta read_checkpoint_meta(const std::string& path) {
   }
   for (const auto& [file, written] : meta.file_crc32c)
     if (const std::uint32_t now = crc32c_of_file(fs::path(path) / file); now != written)
-      throw Error("checkpoint " + path + " is damaged: " + file + "'s CRC-32C is " + hex(now) +
-                  ", it was written with " + hex(written) +
+      throw Error("checkpoint " + path + " is damaged: " + file + "'s CRC-32C is " + tfrecord::crc_text(now) +
+                  ", it was written with " + tfrecord::crc_text(written) +
                   " (a flipped bit on the disk, or an altered file); use an older checkpoint");
   return meta;
 }

@@ -1,6 +1,7 @@
 #include "crc32c.h"
 
 #include <array>
+#include <cstdio>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -70,5 +71,11 @@ std::uint32_t crc32c_extend(std::uint32_t crc, const void* data, std::size_t siz
 }
 
 std::uint32_t mask_crc(std::uint32_t crc) { return ((crc >> 15) | (crc << 17)) + kMaskDelta; }
+
+std::string crc_text(std::uint32_t crc) {
+  char text[11];
+  std::snprintf(text, sizeof text, "0x%08x", crc);
+  return text;
+}
 
 }  // namespace orchestrate::tfrecord

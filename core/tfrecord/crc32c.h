@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace orchestrate::tfrecord {
@@ -18,6 +19,9 @@ namespace orchestrate::tfrecord {
 std::uint32_t crc32c_extend(std::uint32_t crc, const void* data, std::size_t size);
 
 inline std::uint32_t crc32c(std::string_view bytes) { return crc32c_extend(0, bytes.data(), bytes.size()); }
+
+// "0x1a2b3c4d": a CRC as error messages show it.
+std::string crc_text(std::uint32_t crc);
 
 // TensorFlow stores CRCs masked (rotated right by 15 bits, plus a constant),
 // because a CRC of bytes that embed CRCs is otherwise prone to being trivial.

@@ -1,18 +1,11 @@
 #include "frame_checks.h"
 
-#include <cstdio>
 
 #include "crc32c.h"
 
 namespace orchestrate::tfrecord {
 
 namespace {
-
-std::string hex(std::uint32_t value) {
-  char text[11];
-  std::snprintf(text, sizeof text, "0x%08x", value);
-  return text;
-}
 
 std::uint32_t length_crc(std::string_view header) { return mask_crc(crc32c(header.substr(0, 8))); }
 
@@ -48,14 +41,14 @@ std::string header_damage(std::string_view header) {
   const std::uint32_t stored = little_endian_u32(header.data() + 8);
   const std::uint32_t computed = length_crc(header);
   if (stored == computed) return "";
-  return "bad length CRC (stored " + hex(stored) + ", computed " + hex(computed) + ")";
+  return "bad length CRC (stored " + crc_text(stored) + ", computed " + crc_text(computed) + ")";
 }
 
 std::string data_damage(std::string_view data, std::string_view footer) {
   const std::uint32_t stored = little_endian_u32(footer.data());
   const std::uint32_t computed = masked_crc32c(data);
   if (stored == computed) return "";
-  return "bad data CRC (stored " + hex(stored) + ", computed " + hex(computed) + ")";
+  return "bad data CRC (stored " + crc_text(stored) + ", computed " + crc_text(computed) + ")";
 }
 
 }  // namespace orchestrate::tfrecord

@@ -12,6 +12,9 @@
 #include <exception>
 #include <utility>
 
+#include "checkpoint/safetensors_header.h"
+#include "orchestrate/error.h"
+
 namespace orchestrate {
 
 namespace {
@@ -30,14 +33,6 @@ class AutocastCacheOff {
  private:
   const bool was_;
 };
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
-
-std::string shape_of(const at::Tensor& tensor) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < tensor.sizes().size(); ++i) text += (i ? ", " : "") + std::to_string(tensor.size(i));
-  return text + "]";
-}
 
 }  // namespace
 
@@ -60,8 +55,8 @@ CudaGraphStep::Result CudaGraphStep::run(const at::Tensor& images, const at::Ten
                                          const Body& body) {
   if (graph_) {
     if (fits(images, labels)) return replay(images, labels);
-    stop_capturing("update " + std::to_string(update) + "'s batch is " + shape_of(images) +
-                   ", the captured one " + shape_of(static_images_) + ": the eager step runs from here");
+    stop_capturing("update " + std::to_string(update) + "'s batch is " + shape_text(images.sizes()) +
+                   ", the captured one " + shape_text(static_images_.sizes()) + ": the eager step runs from here");
   }
   if (capturing_allowed_ && eager_runs_ >= kEagerUpdatesBeforeCapture * micro_batches_)
     return capture(images, labels, update, body);
@@ -115,7 +110,7 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
       static_result_ = body(static_images_, static_labels_, not_capturable);
       graph->capture_end();
     } catch (const std::exception& error) {
-      failure = first_line(error.what());
+      failure = exception_reason(error);
     }
     if (!failure.empty()) {
       // End the broken capture by hand, so the stream and the allocator are
@@ -144,7 +139,7 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
     gradients_.adopt_captured();
     recorder_.event("cuda_graph", "forward, loss and backward captured as a CUDA graph at update " +
                                       std::to_string(update) + ", replayed from then on (images " +
-                                      shape_of(images) + ")");
+                                      shape_text(images.sizes()) + ")");
     // The capture ran nothing: this micro-batch is the graph's first replay.
     graph_->replay();
     gradients_.finish();
