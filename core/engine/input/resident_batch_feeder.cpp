@@ -20,10 +20,9 @@ std::string mebibytes(std::int64_t bytes) {
 
 }  // namespace
 
-std::string resident_data_blocker(bool preprocessed, const std::string& preprocessing_name, const DatasetInfo& data,
-                                  std::int64_t examples) {
-  if (preprocessed)
-    return "[preprocessing] " + preprocessing_name + " prepares each sample on the host, anew every epoch";
+std::string resident_data_blocker(const std::string& preprocessing, const DatasetInfo& data, std::int64_t examples) {
+  if (preprocessing != "none")
+    return "[preprocessing] " + preprocessing + " prepares each sample on the host, anew every epoch";
   if (data.height <= 0 || data.width <= 0 || data.channels <= 0) return "its images differ in size";
   // Checked before multiplying out: sizes come from the data set's files.
   const std::int64_t per_example =

@@ -31,9 +31,8 @@ namespace orchestrate {
 inline constexpr std::int64_t kResidentDataMaxBytes = std::int64_t{4} << 30;
 
 // Why the training split `data` of `examples` cannot be kept on the device,
-// or "". `preprocessed`: the recipe has a [preprocessing] table.
-std::string resident_data_blocker(bool preprocessed, const std::string& preprocessing_name, const DatasetInfo& data,
-                                  std::int64_t examples);
+// or "". `preprocessing`: the recipe's [preprocessing] plugin, "none" without one.
+std::string resident_data_blocker(const std::string& preprocessing, const DatasetInfo& data, std::int64_t examples);
 
 class ResidentBatchFeeder : public BatchFeeder {
  public:

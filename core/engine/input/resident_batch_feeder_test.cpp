@@ -72,15 +72,15 @@ TEST(ResidentBatchFeeder, HandsOutThePipelinesBatchesInItsOrderFromAnyBatchReadi
 
 TEST(ResidentBatchFeeder, NamesWhatCannotBeKeptOnTheDevice) {
   const DatasetInfo grey28{1, 28, 28, 10, {}};
-  EXPECT_EQ(resident_data_blocker(false, "none", grey28, 60000), "");
-  EXPECT_EQ(resident_data_blocker(true, "resnet", grey28, 60000),
+  EXPECT_EQ(resident_data_blocker("none", grey28, 60000), "");
+  EXPECT_EQ(resident_data_blocker("resnet", grey28, 60000),
             "[preprocessing] resnet prepares each sample on the host, anew every epoch");
-  EXPECT_EQ(resident_data_blocker(false, "none", DatasetInfo{3, 0, 0, 10, {}}, 100), "its images differ in size");
+  EXPECT_EQ(resident_data_blocker("none", DatasetInfo{3, 0, 0, 10, {}}, 100), "its images differ in size");
   const DatasetInfo imagenet{3, 224, 224, 1000, {}};
-  EXPECT_EQ(resident_data_blocker(false, "none", imagenet, 1281167),
+  EXPECT_EQ(resident_data_blocker("none", imagenet, 1281167),
             "the training split takes more than 4096 MiB (1281167 examples of 150536 bytes)");
   // Sizes from a damaged file cannot overflow the check.
-  EXPECT_NE(resident_data_blocker(false, "none", imagenet, std::int64_t{1} << 62), "");
+  EXPECT_NE(resident_data_blocker("none", imagenet, std::int64_t{1} << 62), "");
 }
 
 }  // namespace

@@ -108,7 +108,7 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
 // device. Only the update's last micro-batch all-reduces its gradients (`last`).
 at::Tensor TrainingRun::micro_batch(const Batch& batch, StepTiming& timing, bool last) {
   auto t0 = Clock::now();
-  auto images = batch.images;  // finished by the feeder (DeviceBatchFeeder)
+  auto images = batch.images;  // finished by the feeder (batch_feeder.h)
   if (run_.compute.channels_last) images = images.contiguous(at::MemoryFormat::ChannelsLast);
   const auto& labels = batch.labels;
   timing.data_wait_s += seconds_between(t0, Clock::now());

@@ -93,8 +93,8 @@ std::string TrainingRun::cuda_graph_blocker() const {
 bool TrainingRun::keep_data_on_device() const {
   const DataOnDevice asked = s().run.data_on_device;
   if (asked == DataOnDevice::off || (asked == DataOnDevice::automatic && !run_.compute.device.is_cuda())) return false;
-  const std::string blocker = resident_data_blocker(s().preprocessing_plugin != "none", s().preprocessing_plugin,
-                                                    c().train_set->info(), c().train_set->size());
+  const std::string blocker =
+      resident_data_blocker(s().preprocessing_plugin, c().train_set->info(), c().train_set->size());
   if (blocker.empty()) return true;
   if (asked == DataOnDevice::on)
     throw RecipeError("[run] data_on_device = \"on\": the training split cannot be kept on the device: " + blocker +
