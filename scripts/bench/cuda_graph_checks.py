@@ -27,6 +27,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(__file__))
+import common  # noqa: E402
+
 RECIPE = """schema_version = 1
 [run]
 name = "{name}"
@@ -61,7 +64,7 @@ at_end = true
 progress = "never"
 """
 
-GRAPH = ["--set", 'run.cuda_graph="auto"']
+GRAPH = ['run.cuda_graph="auto"']
 
 
 def write_recipe(args, scratch, name, steps, every):
@@ -69,10 +72,6 @@ def write_recipe(args, scratch, name, steps, every):
     with open(path, "w") as f:
         f.write(RECIPE.format(name=name, device=args.device, precision=args.precision, steps=steps, every=every))
     return path
-
-
-def run(binary, recipe, db, *extra):
-    subprocess.run([binary, "run", recipe, "--db", db, "--quiet", *extra], check=True, stdout=subprocess.DEVNULL)
 
 
 def losses(db):
@@ -99,10 +98,10 @@ def agreement(args, scratch, label, sets=()):
     recipe = write_recipe(args, scratch, "agreement_" + label, args.steps, 0)
     graph_db, eager_db = os.path.join(scratch, label + "_graph.db"), os.path.join(scratch, label + "_eager.db")
     began = time.perf_counter()
-    run(args.binary, recipe, graph_db, *GRAPH, *sets)
+    common.run_orchestrate(args.binary, recipe, graph_db, [*GRAPH, *sets])
     graph_s = time.perf_counter() - began
     began = time.perf_counter()
-    run(args.binary, recipe, eager_db, *sets)
+    common.run_orchestrate(args.binary, recipe, eager_db, sets)
     eager_s = time.perf_counter() - began
     print(f"{label}: graph run {graph_s:.1f} s, eager run {eager_s:.1f} s (whole processes, {args.steps} steps)")
     for message in graph_events(graph_db):
@@ -127,8 +126,9 @@ def resume(args, scratch, graph):
     broken = os.path.join(scratch, f"broken_{tag}", "runs.db")
     os.makedirs(os.path.dirname(unbroken))
     os.makedirs(os.path.dirname(broken))
-    run(args.binary, recipe, unbroken, *sets)
-    process = subprocess.Popen([args.binary, "run", recipe, "--db", broken, "--quiet", *sets],
+    common.run_orchestrate(args.binary, recipe, unbroken, sets)
+    process = subprocess.Popen([args.binary, "run", recipe, "--db", broken, "--quiet",
+                                *(arg for s in sets for arg in ("--set", s))],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     first = os.path.join(os.path.dirname(broken), "checkpoints", "runs.db", "run-1", f"step-{args.steps:08d}",
                          "checkpoint.json")
@@ -143,7 +143,7 @@ def resume(args, scratch, graph):
     if f"step-{steps:08d}" in saved:
         print(f"{tag}: the run finished before the kill: no resume to check")
         return
-    run(args.binary, recipe, broken, "--resume", "1", *sets)
+    common.run_orchestrate(args.binary, recipe, broken, sets, ["--resume", "1"])
     same = final_weights(unbroken, steps) == final_weights(broken, steps)
     print(f"{tag}: resumed run's model.safetensors at step {steps} "
           f"{'is byte-identical to' if same else 'DIFFERS from'} the unbroken run's")
@@ -164,8 +164,8 @@ def main():
     with tempfile.TemporaryDirectory() as scratch:
         agreement(args, scratch, "plain")
         # Two micro-batches an update: the replays' gradients summed as backward sums them.
-        agreement(args, scratch, "accumulating", ["--set", 'optimizer.wrappers.0.plugin="batch_gradients"',
-                                                  "--set", "optimizer.wrappers.0.num_batches=2"])
+        agreement(args, scratch, "accumulating", ['optimizer.wrappers.0.plugin="batch_gradients"',
+                                                  "optimizer.wrappers.0.num_batches=2"])
         if not args.skip_resume:
             for graph in (True, False):
                 resume(args, scratch, graph)
