@@ -9,7 +9,6 @@
 
 #include <filesystem>
 
-#include "checkpoint/resume.h"
 #include "store/run_store_test_support.h"
 
 namespace orchestrate {
@@ -60,32 +59,6 @@ TEST(Checkpointer, SavesWhenDueOncePerPositionAndKeepsTheNewest) {
   EXPECT_EQ(recorded[0].step, 10);
   EXPECT_EQ(recorded[1].step, 15);
   EXPECT_EQ(recorded[1].path, paths[2]);
-}
-
-// kill -9 after a checkpoint's directory was published but before the store
-// recorded it: --resume takes it from the run's directory, the newest, not
-// an older recorded one (it said "no checkpoint on disk" before when none was
-// recorded yet).
-TEST(Checkpointer, ACheckpointOnDiskThatAKillLeftUnrecordedIsTheNewest) {
-  testing::ScratchRun run;
-  const std::string directory =
-      run_directory_under(directory_beside_store(run.store.path(), "checkpoints"), run.id);
-  EXPECT_EQ(newest_checkpoint_of(run.store, run.id), "");
-  const std::string unrecorded_first = write_checkpoint(directory, content_at(4)).path;
-  EXPECT_EQ(newest_checkpoint_of(run.store, run.id), unrecorded_first);
-
-  CheckpointSettings settings;
-  Checkpointer checkpointer(settings, directory, run.recorder);
-  const std::string recorded = checkpointer.save(content_at(8));
-  const std::string unrecorded = write_checkpoint(directory, content_at(12)).path;
-  run.store.flush();
-  EXPECT_EQ(newest_checkpoint_of(run.store, run.id), unrecorded);
-  fs::remove_all(unrecorded);
-  EXPECT_EQ(newest_checkpoint_of(run.store, run.id), recorded);
-  // Another run's directory beside it is not this run's.
-  write_checkpoint(run_directory_under(directory_beside_store(run.store.path(), "checkpoints"), run.id + 1),
-                   content_at(99));
-  EXPECT_EQ(newest_checkpoint_of(run.store, run.id), recorded);
 }
 
 }  // namespace

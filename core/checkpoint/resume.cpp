@@ -2,11 +2,7 @@
 
 #include <filesystem>
 #include <map>
-#include <set>
-#include <utility>
-#include <vector>
 
-#include "checkpoint/checkpointer.h"
 #include "engine/recipe/core_tables.h"
 #include "orchestrate/error.h"
 #include "orchestrate/registry.h"
@@ -42,38 +38,13 @@ std::string same_file_key(const std::string& path) {
   return error ? path : canonical.string();
 }
 
-// ".../step-00000300" of ".../step-00000300/" too, so its name and parent are the directory's.
-fs::path directory_path(const std::string& path) {
-  fs::path normal = fs::path(path).lexically_normal();
-  return normal.has_filename() ? normal : normal.parent_path();
-}
-
 }  // namespace
 
-// The store's records, and what lies on disk in the run's own directories
-// (run-<id>: the one beside the store, and those its records name). A kill
-// -9 between a checkpoint's publication and its record leaves the newest on
-// disk only; it is complete (published by one rename, checked by its CRCs).
 std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id) {
-  const std::string own = "run-" + std::to_string(run_id);
-  std::set<std::string> directories{
-      run_directory_under(directory_beside_store(store.path(), "checkpoints"), run_id)};
-  std::vector<std::string> found;
-  for (const auto& row : store.checkpoints(run_id)) {
-    if (is_checkpoint(row.path)) found.push_back(row.path);
-    const fs::path parent = directory_path(row.path).parent_path();
-    if (parent.filename() == own) directories.insert(parent.string());
-  }
-  for (const auto& directory : directories)
-    for (auto& path : checkpoints_in(directory)) found.push_back(std::move(path));
-  std::string newest;
-  std::pair<std::int64_t, std::int64_t> newest_at{-1, -1};
-  for (const auto& path : found)
-    if (const auto at = checkpoint_position(directory_path(path).filename().string()); at && *at > newest_at) {
-      newest_at = *at;
-      newest = path;
-    }
-  return newest;
+  auto rows = store.checkpoints(run_id);
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+    if (is_checkpoint(it->path)) return it->path;
+  return "";
 }
 
 std::string resolve_resume_target(const std::string& given, const Recipe& recipe, const RunStore& store) {

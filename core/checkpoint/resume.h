@@ -24,8 +24,7 @@ class RunStore;
 inline constexpr const char* kResumeAuto = "auto";
 std::string resolve_resume_target(const std::string& argument, const Recipe& recipe, const RunStore& store);
 
-// The newest of a run's checkpoints on disk: those the store records, and
-// those in its own run-<id> directories that a kill left unrecorded; or "".
+// The newest of a run's recorded checkpoints that is still on disk, or "".
 std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id);
 
 // Compares the checkpoint's recipe with the one resuming it. A changed key
