@@ -46,13 +46,15 @@ std::uint32_t crc32c_of_file(const fs::path& path) {
 
 }  // namespace
 
-WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointContent content) {
+WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointContent content,
+                                   const BeforePublish& before_publish) {
   const std::string name = checkpoint_name(content.meta.step, content.meta.micro_batch);
   const fs::path final_path = fs::path(directory) / name;
   const fs::path staged = fs::path(directory) / (kStagingPrefix + name + "-" + std::to_string(::getpid()));
   std::error_code ignored;
   fs::remove_all(staged, ignored);
   fs::create_directories(staged);
+  WrittenCheckpoint written{final_path.string(), 0};
   try {
     write_safetensors((staged / kWeightsFile).string(), content.weights);
     write_file_durably((staged / kTrainerStateFile).string(), content.trainer_state);
@@ -67,14 +69,14 @@ WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointConte
     }
     // Written last: its presence, sizes and CRCs vouch for the files beside it.
     write_file_durably((staged / kMetaFile).string(), checkpoint_meta_json(content.meta));
+    for (const auto& entry : fs::directory_iterator(staged))
+      written.bytes += static_cast<std::int64_t>(entry.file_size());
+    if (before_publish) before_publish(written);
     publish_directory(staged.string(), final_path.string());
   } catch (...) {
     fs::remove_all(staged, ignored);
     throw;
   }
-  WrittenCheckpoint written{final_path.string(), 0};
-  for (const auto& entry : fs::directory_iterator(final_path))
-    written.bytes += static_cast<std::int64_t>(entry.file_size());
   return written;
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,9 +39,19 @@ struct WrittenCheckpoint {
   std::int64_t bytes = 0;
 };
 
+// Called with the final path and size once every file is staged and synced,
+// before the directory takes its name. The run store's row is written here,
+// so that a kill -9 can leave a recorded checkpoint that never appeared
+// (resume skips a row whose directory is missing) but never a published
+// checkpoint that the store does not know of (resume would not find it). A
+// throw stops the publication: nothing appears, and the throw goes on.
+using BeforePublish = std::function<void(const WrittenCheckpoint&)>;
+
 // Writes the checkpoint as <directory>/<checkpoint_name>, atomically; fills
-// meta.file_bytes. A checkpoint of the same name is replaced.
-WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointContent content);
+// meta.file_bytes and meta.file_crc32c. A checkpoint of the same name is
+// replaced.
+WrittenCheckpoint write_checkpoint(const std::string& directory, CheckpointContent content,
+                                   const BeforePublish& before_publish = {});
 
 // Reads and checks checkpoint.json: the format version, and that every file
 // is there with the size it was written with (a truncated copy is refused).

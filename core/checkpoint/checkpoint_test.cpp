@@ -77,6 +77,35 @@ TEST(CheckpointFormat, ReplacesACheckpointOfTheSamePosition) {
   EXPECT_EQ(checkpoints_in(dir.path().string()).size(), 1u);
 }
 
+// The run store's row is written in BeforePublish: by then every file is
+// staged, the size is known, and the name is not yet taken; a throw there
+// publishes nothing and keeps the checkpoint that held the name.
+TEST(CheckpointFormat, CallsBeforePublishWithTheFinalSizeAndPublishesNothingWhenItThrows) {
+  ScratchDir dir;
+  std::int64_t seen_bytes = -1;
+  const auto written = write_checkpoint(dir.path().string(), sample(4), [&](const WrittenCheckpoint& staged) {
+    EXPECT_FALSE(fs::exists(staged.path)) << "called before the directory takes its name";
+    seen_bytes = staged.bytes;
+  });
+  std::int64_t on_disk = 0;
+  for (const auto& entry : fs::directory_iterator(written.path)) on_disk += static_cast<std::int64_t>(entry.file_size());
+  EXPECT_EQ(seen_bytes, on_disk);
+  EXPECT_EQ(written.bytes, on_disk);
+
+  auto replacement = sample(4);
+  replacement.meta.reason = "end";
+  EXPECT_THROW(write_checkpoint(dir.path().string(), replacement,
+                                [](const WrittenCheckpoint&) { throw Error("the store refused the row"); }),
+               Error);
+  EXPECT_EQ(read_checkpoint_meta(written.path).reason, "interval") << "the old checkpoint keeps its name";
+  EXPECT_THROW(write_checkpoint(dir.path().string(), sample(8),
+                                [](const WrittenCheckpoint&) { throw Error("the store refused the row"); }),
+               Error);
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(dir.path())) left.push_back(entry.path().filename());
+  EXPECT_EQ(left, std::vector<std::string>{"step-00000004"}) << "no step-00000008, no staging left";
+}
+
 TEST(CheckpointFormat, RefusesTruncatedMissingAndNewerCheckpoints) {
   ScratchDir dir;
   const auto path = write_checkpoint(dir.path().string(), sample(1)).path;

@@ -61,15 +61,18 @@ std::string Checkpointer::save(CheckpointContent content) {
   const auto start = std::chrono::steady_clock::now();
   const CheckpointMeta meta = content.meta;
   try {
-    const WrittenCheckpoint written = write_checkpoint(directory_, std::move(content));
-    CheckpointRecord record;
-    record.step = meta.step;
-    record.epoch = meta.epoch;
-    record.path = written.path;
-    record.bytes = written.bytes;
-    record.reason = meta.reason;
-    record.metrics = meta.metrics;
-    recorder_.checkpoint(record);
+    // Recorded before it is published (write_checkpoint's BeforePublish says why).
+    const WrittenCheckpoint written =
+        write_checkpoint(directory_, std::move(content), [&](const WrittenCheckpoint& staged) {
+          CheckpointRecord record;
+          record.step = meta.step;
+          record.epoch = meta.epoch;
+          record.path = staged.path;
+          record.bytes = staged.bytes;
+          record.reason = meta.reason;
+          record.metrics = meta.metrics;
+          recorder_.checkpoint(record);
+        });
     last_step_ = meta.step;
     last_micro_ = meta.micro_batch;
     newest_ = written.path;

@@ -9,6 +9,7 @@
 
 #include <filesystem>
 
+#include "checkpoint/resume.h"
 #include "store/run_store_test_support.h"
 
 namespace orchestrate {
@@ -59,6 +60,32 @@ TEST(Checkpointer, SavesWhenDueOncePerPositionAndKeepsTheNewest) {
   EXPECT_EQ(recorded[0].step, 10);
   EXPECT_EQ(recorded[1].step, 15);
   EXPECT_EQ(recorded[1].path, paths[2]);
+}
+
+
+// The store knows of a checkpoint before its directory takes its name, so a
+// kill -9 between the two leaves a row whose directory is missing, which
+// --resume passes over for the one before it, never a checkpoint on disk that
+// --resume cannot find ("run 1 has no checkpoint on disk", seen before the
+// order was changed). A checkpoint the store cannot record is not published.
+TEST(Checkpointer, RecordsACheckpointBeforePublishingIt) {
+  testing::ScratchRun run;
+  const std::string directory = run.dir.file("ck/run-1");
+  Checkpointer checkpointer(CheckpointSettings{}, directory, run.recorder);
+  const std::string first = checkpointer.save(content_at(4));
+  ASSERT_FALSE(first.empty());
+
+  CheckpointRecord killed_before_publishing;  // what a kill -9 between the two leaves
+  killed_before_publishing.step = 8;
+  killed_before_publishing.path = (fs::path(directory) / checkpoint_name(8, 0)).string();
+  run.recorder.checkpoint(killed_before_publishing);
+  run.store.flush();
+  EXPECT_EQ(newest_checkpoint_of(run.store, run.id), first);
+
+  const RunRecorder unknown_run(run.store, run.id + 1000);  // the store refuses its rows
+  Checkpointer refused(CheckpointSettings{}, directory, unknown_run);
+  EXPECT_EQ(refused.save(content_at(12)), "");
+  EXPECT_EQ(checkpoints_in(directory), std::vector<std::string>{first}) << "step 12 was not published";
 }
 
 }  // namespace
