@@ -4,6 +4,7 @@
 // ConvNet (core/engine/setup/utilisation_baseline.h).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <SQLiteCpp/SQLiteCpp.h>
 
 #include <filesystem>
 #include <string>
@@ -62,6 +63,15 @@ enabled = false
 [checkpoint]
 at_end = false
 )";
+
+// Whether a run's utilisation event says it took the peak a run before it
+// kept. A kept peak marked disturbed is measured again by a run that finds
+// the machine idle (device_peak_cache.h): under a parallel ctest the first
+// measurement can be marked, and the load gone by the second.
+bool took_the_kept_peak(const std::string& events) {
+  return events.find(", as measured 20") != std::string::npos ||
+         events.find("in place of a disturbed measurement") != std::string::npos;
+}
 
 nlohmann::json report_row(const ScratchDir& dir, const std::string& run) {
   const auto report = run_orchestrate("report throughput " + run + " --format json --db " + dir.file("runs.db"));
@@ -164,8 +174,43 @@ TEST(ModelFlopsUtilisation, TheConvNetsCountIsTheAnalyticOneAndMfuIsImagesTimesF
   // The peak is measured once per host, precision and threads: the second
   // run takes the stored one.
   const auto events = run_orchestrate("show second --db " + dir.file("runs.db"));
-  EXPECT_NE(events.output.find(", as measured 20"), std::string::npos) << events.output;
-  EXPECT_EQ(report_row(dir, "second")["peak_gflop_per_s"], row["peak_gflop_per_s"]);
+  ASSERT_TRUE(took_the_kept_peak(events.output)) << events.output;
+  if (events.output.find(", as measured 20") != std::string::npos)
+    EXPECT_EQ(report_row(dir, "second")["peak_gflop_per_s"], row["peak_gflop_per_s"]);
+}
+
+// A run whose arithmetic outruns the peak it was measured against proves that
+// peak low (a peak measured on a busy machine used to stay, and the run
+// summary said "MFU 126.2 %"): the peak is measured again after the run and
+// replaces the low one, in the run's report and in the host's cache, and an
+// event says so.
+TEST(ModelFlopsUtilisation, APeakARunOutrunsIsMeasuredAgainAndReplaced) {
+  ScratchDir dir;
+  const std::string cache = dir.file("cache");
+  const auto run_with_cache = [&](const std::string& name) {
+    const auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ORCHESTRATE_CACHE=" + cache + " " +
+                                  orchestrate::build_paths::kOrchestrateBin + " run fashion_mnist --set run.name=" +
+                                  name + " --set run.max_steps=12 --set eval.enabled=false --set checkpoint.at_end=false"
+                                  " --set run.device='\"cpu\"' --quiet --db " + dir.file("runs.db") + " 2>&1");
+    ASSERT_EQ(result.exit_code, 0) << result.output;
+  };
+  run_with_cache("measures");
+  {
+    SQLite::Database peaks(cache + "/device_peaks.db", SQLite::OPEN_READWRITE);
+    ASSERT_EQ(peaks.exec("UPDATE device_peaks SET flops_per_s = 1e6, method = 'a low figure'"), 1);
+  }
+  std::filesystem::remove(dir.file("runs.db"));  // a new store: the run takes the host cache's peak
+  run_with_cache("outruns");
+
+  const auto row = report_row(dir, "outruns");
+  EXPECT_GT(row["peak_gflop_per_s"].get<double>(), 1.0) << "measured again, not 1 MFLOP/s: " << row.dump(1);
+  EXPECT_LT(row["mfu_percent"].get<double>(), 100) << row.dump(1);
+  const auto events = run_orchestrate("show outruns --db " + dir.file("runs.db")).output;
+  EXPECT_NE(events.find("peak 1.0 MFLOP/s of"), std::string::npos) << events;
+  EXPECT_NE(events.find("above the peak of 1.0 MFLOP/s it was measured against"), std::string::npos) << events;
+  EXPECT_NE(events.find("kept in its place for this run and the next"), std::string::npos) << events;
+  SQLite::Database peaks(cache + "/device_peaks.db", SQLite::OPEN_READONLY);
+  EXPECT_GT(peaks.execAndGet("SELECT flops_per_s FROM device_peaks").getDouble(), 1e9);
 }
 
 // A host measures its peak once: a run in a new store takes the one kept in
@@ -204,7 +249,7 @@ at_end = false
   EXPECT_NE(run_with_cache(dir.file("cache"), "a.db").find(", measured now)"), std::string::npos);
   EXPECT_TRUE(std::filesystem::exists(dir.file("cache/device_peaks.db")));
   const std::string second = run_with_cache(dir.file("cache"), "b.db");
-  EXPECT_NE(second.find(", as measured 20"), std::string::npos) << second;
+  EXPECT_TRUE(took_the_kept_peak(second)) << second;
 
   std::filesystem::create_directories(dir.file("damaged"));
   dir.write("damaged/device_peaks.db", "not a database at all, a few bytes of garbage");

@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <ctime>
 #include <fstream>
 
 #include "engine/precision/autocast_scope.h"
+#include "engine/recipe/usable_cores.h"
 
 namespace orchestrate {
 namespace {
@@ -35,6 +37,13 @@ constexpr std::chrono::milliseconds kMeasureFor{1000};
 constexpr int kMostRepeats = 80;
 constexpr int kProductsPerRepeat = 4;  // on a GPU, one launch takes microseconds: time several
 
+// The CPU time of every thread of this process, in seconds.
+double process_cpu_seconds() {
+  timespec now{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
 // Seconds one product of n x n matrices takes, once warm.
 double seconds_per_product(const c10::Device& device, const at::Tensor& a, const at::Tensor& b, at::Tensor& c,
                            int products) {
@@ -50,7 +59,7 @@ MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode) 
   const auto options = at::TensorOptions().device(device).dtype(autocast_dtype(mode));  // fp32: float
   const int products = device.is_cuda() ? kProductsPerRepeat : 1;
   std::int64_t n = kFirstSide;
-  double best_s = 0;
+  double best_s = 0, wall_s = 0, cpu_s = 0;
   int repeats = 0;
   {
     at::Tensor a, b, c;
@@ -62,18 +71,26 @@ MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode) 
       n *= 2;
     }
     const auto until = Clock::now() + kMeasureFor;
+    const double cpu_before = process_cpu_seconds();
     while (repeats < kMostRepeats && (repeats < 5 || Clock::now() < until)) {
       const double seconds = seconds_per_product(device, a, b, c, products);
       best_s = repeats++ == 0 ? seconds : std::min(best_s, seconds);
+      wall_s += seconds * products;
     }
+    cpu_s = process_cpu_seconds() - cpu_before;
   }
   // The 400 MB of a GPU's operands go back to the device, not to the
   // caching allocator's pool where the model could not use them.
   if (device.is_cuda()) c10::cuda::CUDACachingAllocator::emptyCache();
   const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) * static_cast<double>(n);
   const std::string threads = device.is_cuda() ? "" : ", " + std::to_string(at::get_num_threads()) + " threads";
-  return {flops / best_s, std::to_string(n) + "x" + std::to_string(n) + " " + precision_mode_name(mode) +
-                              " matmul" + threads + ", best of " + std::to_string(repeats)};
+  MeasuredPeak peak{flops / best_s, std::to_string(n) + "x" + std::to_string(n) + " " + precision_mode_name(mode) +
+                                        " matmul" + threads + ", best of " + std::to_string(repeats)};
+  if (!device.is_cuda() && wall_s > 0) {
+    const int runnable = std::max(1, std::min(at::get_num_threads(), usable_cores()));
+    peak.cpu_share = std::min(1.0, cpu_s / (wall_s * runnable));
+  }
+  return peak;
 }
 
 std::string device_model_name(const c10::Device& device) {

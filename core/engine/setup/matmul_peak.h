@@ -14,16 +14,32 @@
 
 namespace orchestrate {
 
+// Below this share of its threads' time (cpu_share), a CPU measurement is
+// taken to have shared the cores with other work.
+inline constexpr double kLeastUndisturbedCpuShare = 0.8;
+
 struct MeasuredPeak {
   double flops_per_s = 0;
   std::string method;  // what was timed: "1024x1024 fp32 matmul, 2 threads, best of 14"
+  // On a CPU: the process's CPU time over the products' wall time times the
+  // threads that could run (the intra-op threads, at most the usable cores),
+  // over the whole measurement. Another process on the cores takes time from
+  // the product's threads and lowers it. Not of the best product alone:
+  // Linux folds the other threads' time into the process clock late, so a
+  // product of a millisecond read 50 % beside a 201 GFLOP/s rate. Measured
+  // on the 2-core EPYC: 0.95 to 0.99 idle, about 0.5 beside a busy process,
+  // whose best product can still be a clean figure (then marked all the same).
+  // 1 on a GPU.
+  double cpu_share = 1;
+  bool disturbed() const { return cpu_share < kLeastUndisturbedCpuShare; }
 };
 
 // Times square matrix products in `mode`'s dtype on `device` (fp32 with
 // TF32 where the setup allows it on CUDA), with the process's intra-op
 // threads, for about a second (at least 5 products, at most 80), and
 // returns the best rate: a host measures it once (utilisation_baseline.h),
-// so it is worth the time that lets a clean sample through a busy moment.
+// so it is worth the time that lets a clean sample through a busy moment;
+// cpu_share says whether the cores were its own.
 // The side is the largest up to 1024 (CPU) or 8192 (GPU) reached by
 // doubling from 256 while one product takes under 10 ms.
 MeasuredPeak measure_matmul_peak(const c10::Device& device, PrecisionMode mode);

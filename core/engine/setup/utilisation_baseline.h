@@ -13,10 +13,8 @@
 namespace orchestrate {
 
 // Records, at step 0 of `run_id`, kTrainFlopsPerImageMetric (LibTorch's
-// profiler counts the forward; model_flops.h), kPeakFlopsMetric (the store's
-// peak for this host, device, precision and threads; else the host's, kept
-// in a run store of its own in the cache directory; else measured now and
-// kept in both: matmul_peak.h) and, on a GPU with a datasheet
+// profiler counts the forward; model_flops.h), kPeakFlopsMetric (the kept
+// or measured peak: device_peak_cache.h) and, on a GPU with a datasheet
 // figure, kDatasheetFlopsMetric; an event "utilisation" says how each was
 // found. Call it before the input pipeline starts, so no other thread
 // competes with the measurement. A figure that cannot be had (a model the
@@ -24,5 +22,15 @@ namespace orchestrate {
 // never fails the run.
 void record_utilisation_baseline(RunStore& store, std::int64_t run_id, Model& model, const ModelInput& input,
                                  const ComputeSetup& compute, PrecisionMode mode);
+
+// After the last step: a run whose achieved FLOP/s a device (the report's
+// images/s x FLOPs per image) exceeds its recorded peak proves that peak
+// low, measured while other work shared the machine before this check
+// existed, or in a moment it did not catch. The peak is measured again and,
+// when higher and undisturbed, replaces the stored ones (the run store's,
+// the host cache's) and this run's kPeakFlopsMetric; an event "utilisation"
+// says what was found. A run at or below its peak costs one query. Never
+// fails the run.
+void recheck_peak_after_run(RunStore& store, std::int64_t run_id, const ComputeSetup& compute, PrecisionMode mode);
 
 }  // namespace orchestrate

@@ -172,6 +172,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
     outcome.status = run.run();
     outcome.steps = run.steps();
+    if (leader) recheck_peak_after_run(store, outcome.run_id, compute, s.precision.mode);
     outcome.checkpoint = checkpointer.newest();
     if (outcome.status == RunStatus::finished && !s.export_.dir.empty() && leader)
       outcome.exported = export_finished_run(s, components, store, outcome.run_id, outcome.steps, outcome.checkpoint);
