@@ -88,6 +88,12 @@ const SettingsTable<RunSettings>& run_keys() {
              FIELD(data_on_device),
              std::vector<std::pair<std::string, DataOnDevice>>{
                  {"auto", DataOnDevice::automatic}, {"on", DataOnDevice::on}, {"off", DataOnDevice::off}});
+    t.key(bool_param("cudnn_benchmark", true,
+                     "on CUDA, time cuDNN's algorithms for each new convolution shape and keep the fastest (as "
+                     "torch.backends.cudnn.benchmark; the first steps pay for the timing); false takes cuDNN's "
+                     "heuristic choice at once")
+              .safe_on_resume(),
+          FIELD(cudnn_benchmark));
     // More intra-op threads than cores only slows a step (each waits for the
     // others), and a thousand of them under a memory limit hung LibTorch's pool.
     t.rule([](const Params& p) -> std::string {

@@ -42,6 +42,7 @@ struct RunSettings {
   NonFinitePolicy on_nonfinite{};
   CudaGraphMode cuda_graph{};
   DataOnDevice data_on_device{};
+  bool cudnn_benchmark{};
 };
 
 struct ParameterGroupRule {

@@ -36,10 +36,11 @@ bool use_channels_last(MemoryFormat format, const c10::Device& device) {
   return format == MemoryFormat::channels_last || (format == MemoryFormat::automatic && device.is_cuda());
 }
 
-// Speedups that only the device decides: cuDNN autotuning and TF32 matmuls on CUDA.
-void configure_device(const c10::Device& device) {
+// Speedups that only the device decides: cuDNN autotuning (unless the
+// recipe turns it off) and TF32 matmuls on CUDA.
+void configure_device(const c10::Device& device, bool cudnn_benchmark) {
   if (!device.is_cuda()) return;
-  at::globalContext().setBenchmarkCuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(cudnn_benchmark);
   at::globalContext().setAllowTF32CuBLAS(true);
   at::globalContext().setAllowTF32CuDNN(true);
 }
@@ -55,7 +56,7 @@ ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
   compute.device = training_device(s, job);
   if (auto why = AutocastScope::unsupported_reason(compute.device.type(), s.precision.mode))
     throw RecipeError("[precision] mode = \"" + std::string(precision_mode_name(s.precision.mode)) + "\": " + *why);
-  configure_device(compute.device);
+  configure_device(compute.device, s.run.cudnn_benchmark);
   compute.channels_last = use_channels_last(s.memory_format, compute.device);
   compute.pipeline.workers = s.run.num_workers;
   compute.pipeline.prefetch = s.run.prefetch_batches;
