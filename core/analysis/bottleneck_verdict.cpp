@@ -198,7 +198,9 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
              << percent(verdict.communication_share) << ", overhead " << percent(verdict.overhead_share);
     if (row.mfu() > 0)
       evidence << "; model FLOPs utilisation " << fixed(100 * row.mfu(), 1) << " % of the measured "
-               << fixed(row.peak_flops_per_s / 1e9, 1) << " GFLOP/s peak";
+               << fixed(row.peak_flops_per_s / 1e9, 1) << " GFLOP/s peak"
+               << (row.rank == "job" && row.workers > 1 ? " of each of " + std::to_string(row.workers) + " devices"
+                                                        : std::string());
     compute_fixes(row, facts, verdict.fixes);
   }
   verdict.evidence = evidence.str();

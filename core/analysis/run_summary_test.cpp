@@ -55,6 +55,19 @@ TEST(RunSummary, EveryLineFitsInAHundredColumnsAndSaysWhatToDo) {
   EXPECT_NE(summary.find("\n            "), std::string::npos) << summary;
 }
 
+// A job's achieved rate is over all its devices and the peak is one
+// device's: "109.8 of 100.7 GFLOP/s" read as a rate above the peak.
+TEST(RunSummary, AJobsMfuNamesHowManyDevicesThePeakIsTakenFor) {
+  ThroughputRow row = measured_row();
+  row.workers = 2;
+  row.peak_flops_per_s = 0.5e11;
+  const std::string summary = run_summary(row, Verdict{}, "orchestrate report throughput 3 --db runs.db");
+  EXPECT_NE(summary.find("MFU         70.8 % of the measured peak (70.8 of 2 x 50.0 GFLOP/s)"), std::string::npos)
+      << summary;
+  row.rank = "1";  // one rank's row: its own device
+  EXPECT_NE(run_summary(row, Verdict{}, "").find("(70.8 of 50.0 GFLOP/s)"), std::string::npos);
+}
+
 TEST(RunSummary, ARunWithoutMeasuredStepsSaysSo) {
   ThroughputRow row;
   row.warmup_steps = 2;
