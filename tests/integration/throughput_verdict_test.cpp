@@ -209,8 +209,19 @@ TEST(ModelFlopsUtilisation, APeakARunOutrunsIsMeasuredAgainAndReplaced) {
   EXPECT_NE(events.find("peak 1.0 MFLOP/s of"), std::string::npos) << events;
   EXPECT_NE(events.find("above the peak of 1.0 MFLOP/s it was measured against"), std::string::npos) << events;
   EXPECT_NE(events.find("kept in its place for this run and the next"), std::string::npos) << events;
-  SQLite::Database peaks(cache + "/device_peaks.db", SQLite::OPEN_READONLY);
-  EXPECT_GT(peaks.execAndGet("SELECT flops_per_s FROM device_peaks").getDouble(), 1e9);
+  {
+    SQLite::Database peaks(cache + "/device_peaks.db", SQLite::OPEN_READWRITE);
+    EXPECT_GT(peaks.execAndGet("SELECT flops_per_s FROM device_peaks").getDouble(), 1e9);
+    // A damaged cache's rate no device has: measured again, not an MFU of 0 % or none.
+    ASSERT_EQ(peaks.exec("UPDATE device_peaks SET flops_per_s = -5"), 1);
+  }
+  std::filesystem::remove(dir.file("runs.db"));
+  run_with_cache("damaged");
+  const auto damaged = run_orchestrate("show damaged --db " + dir.file("runs.db")).output;
+  EXPECT_NE(damaged.find("the kept peak, -5 FLOP/s, is not a rate a device has (a damaged cache?): measured again"),
+            std::string::npos)
+      << damaged;
+  EXPECT_GT(report_row(dir, "damaged")["peak_gflop_per_s"].get<double>(), 1.0);
 }
 
 // A host measures its peak once: a run in a new store takes the one kept in

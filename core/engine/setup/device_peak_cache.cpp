@@ -1,5 +1,7 @@
 #include "engine/setup/device_peak_cache.h"
 
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 
@@ -69,6 +71,11 @@ bool machine_looks_idle() {
   return ::getloadavg(load, 1) == 1 && load[0] < kIdleLoadPerCore * usable_cores();
 }
 
+bool plausible(const DevicePeak& peak) {
+  return std::isfinite(peak.flops_per_s) && peak.flops_per_s > 0 &&
+         peak.flops_per_s <= kMostPlausiblePeakFlopsPerSecond;
+}
+
 }  // namespace
 
 bool measured_while_busy(const DevicePeak& peak) { return peak.method.find(kDisturbedMark) != std::string::npos; }
@@ -78,15 +85,27 @@ FoundPeak find_or_measure_peak(RunStore& store, const ComputeSetup& compute, Pre
   FoundPeak found;
   std::optional<DevicePeak> stored = store.device_peak(key.host, key.device, key.precision, key.threads);
   std::optional<RunStore> host_peaks;
+  bool host_opened = false;  // tried once: a cache that cannot be opened is noted once
+  const auto open_host = [&] {
+    if (!host_opened) host_peaks = open_host_peaks(found.note);
+    host_opened = true;
+  };
   if (!stored) {
-    host_peaks = open_host_peaks(found.note);
+    open_host();
     try {
       if (host_peaks) stored = host_peaks->device_peak(key.host, key.device, key.precision, key.threads);
     } catch (const std::exception& e) {
       found.note = host_cache_note(e);
       host_peaks.reset();
     }
-    if (stored) store.record_device_peak(*stored);
+    if (stored && plausible(*stored)) store.record_device_peak(*stored);
+  }
+  if (stored && !plausible(*stored)) {
+    char rate[32];
+    std::snprintf(rate, sizeof rate, "%g", stored->flops_per_s);
+    found.note += std::string("; the kept peak, ") + rate +
+                  " FLOP/s, is not a rate a device has (a damaged cache?): measured again";
+    stored.reset();
   }
   if (stored && (!measured_while_busy(*stored) || !machine_looks_idle())) {
     found.peak = *stored;
@@ -99,7 +118,7 @@ FoundPeak find_or_measure_peak(RunStore& store, const ComputeSetup& compute, Pre
     found.note += "; measured again, still disturbed, and no higher";
     return found;
   }
-  if (stored && !host_peaks) host_peaks = open_host_peaks(found.note);
+  open_host();
   found.peak = peak_from(key, measured);
   keep_peak(store, host_peaks, found.peak, found.note);
   if (stored) found.note += "; in place of a disturbed measurement of " + stored->measured_at;

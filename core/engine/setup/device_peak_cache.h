@@ -25,6 +25,12 @@ namespace orchestrate {
 // keeps it above, an idle desktop or node well below.
 inline constexpr double kIdleLoadPerCore = 0.5;
 
+// A kept peak outside (0, this] FLOP/s, or not a number, is not a rate any
+// device has (100 PFLOP/s is some 40 times a B200's dense fp16) but a damaged
+// or edited cache: it is measured again and replaced, where it used to give
+// an MFU of 0 % or none at all.
+inline constexpr double kMostPlausiblePeakFlopsPerSecond = 1e17;
+
 struct FoundPeak {
   DevicePeak peak;
   std::string note;  // "; ..." for the run's utilisation event: why a cache was passed over, a mark
