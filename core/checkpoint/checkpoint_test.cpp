@@ -88,7 +88,8 @@ TEST(CheckpointFormat, CallsBeforePublishWithTheFinalSizeAndPublishesNothingWhen
     seen_bytes = staged.bytes;
   });
   std::int64_t on_disk = 0;
-  for (const auto& entry : fs::directory_iterator(written.path)) on_disk += static_cast<std::int64_t>(entry.file_size());
+  for (const auto& entry : fs::directory_iterator(written.path))
+    on_disk += static_cast<std::int64_t>(entry.file_size());
   EXPECT_EQ(seen_bytes, on_disk);
   EXPECT_EQ(written.bytes, on_disk);
 

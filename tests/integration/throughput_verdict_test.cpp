@@ -188,10 +188,11 @@ TEST(ModelFlopsUtilisation, APeakARunOutrunsIsMeasuredAgainAndReplaced) {
   ScratchDir dir;
   const std::string cache = dir.file("cache");
   const auto run_with_cache = [&](const std::string& name) {
+    const std::string settings = " --set run.max_steps=12 --set eval.enabled=false --set checkpoint.at_end=false"
+                                 " --set run.device='\"cpu\"' --quiet --db " + dir.file("runs.db");
     const auto result = run_shell("env -u ORCHESTRATE_PLUGIN_PATH -u ORCHESTRATE_DB ORCHESTRATE_CACHE=" + cache + " " +
                                   orchestrate::build_paths::kOrchestrateBin + " run fashion_mnist --set run.name=" +
-                                  name + " --set run.max_steps=12 --set eval.enabled=false --set checkpoint.at_end=false"
-                                  " --set run.device='\"cpu\"' --quiet --db " + dir.file("runs.db") + " 2>&1");
+                                  name + settings + " 2>&1");
     ASSERT_EQ(result.exit_code, 0) << result.output;
   };
   run_with_cache("measures");
