@@ -18,6 +18,7 @@
 #include "engine/setup/utilisation_baseline.h"
 #include "engine/train/run_data_events.h"
 #include "engine/train/run_hooks.h"
+#include "engine/train/setup_timeline.h"
 #include "engine/train/stop_signal.h"
 #include "engine/train/training_run.h"
 #include "export/serving_export.h"
@@ -123,6 +124,7 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   const StopSignal stop;
   TrainOutcome outcome;
   const auto run_start = Clock::now();  // the run row's started_at
+  SetupTimeline setup(run_start, process_age_seconds());
   if (resume && leader) {
     outcome.run_id = resume->run_id;
     outcome.resumed = true;
@@ -149,7 +151,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     // says why (and setup_s covers the loading).
     const RunRecorder recorder(store, outcome.run_id);
     RunDataEvents data_events(recorder);  // outlives the datasets, which report into it
+    setup.phase_done("the run recorded");
     TrainingComponents components = build_components(s, registry, compute, &data_events);
+    setup.phase_done("components (data sets, model, optimizer)");
     store.record_event(outcome.run_id, "threads",
                        "intra_op=" + std::to_string(compute.intra_op_threads) + " data_workers=" + std::to_string(s.run.num_workers) +
                            " cores=" + std::to_string(usable_cores()));
@@ -162,14 +166,18 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     }
     // Before the input pipeline starts, so its threads do not compete with
     // the peak's measurement; once per run (a resumed run has its figures).
-    if (leader && !resume)
+    if (leader && !resume) {
       record_utilisation_baseline(store, outcome.run_id, *components.model, components.input, compute,
                                   s.precision.mode);
+      setup.phase_done("FLOPs and the matmul peak");
+    }
     Checkpointer checkpointer(s.checkpoint, run_directory_under(checkpoint_dir_root, outcome.run_id), recorder);
     RunHooks hooks(s.hooks, registry, hook_context(options, job_store, job_run, s.run.log_every), recorder);
     TrainingRun run(RunParts{recipe, s, components, recorder, compute, options, stop, checkpointer, hooks},
                     resume ? &*resume : nullptr);
+    setup.phase_done("the input pipeline and the run's parts");
     if (!resume) store.record_metric(outcome.run_id, 0, 0, "time/setup_s", seconds_between(run_start, Clock::now()));
+    if (leader) store.record_event(outcome.run_id, "setup", setup.text());
     outcome.status = run.run();
     outcome.steps = run.steps();
     if (leader) recheck_peak_after_run(store, outcome.run_id, compute, s.precision.mode);
