@@ -180,7 +180,6 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     if (leader) store.record_event(outcome.run_id, "setup", setup.text());
     outcome.status = run.run();
     outcome.steps = run.steps();
-    if (leader) recheck_peak_after_run(store, outcome.run_id, compute, s.precision.mode);
     outcome.checkpoint = checkpointer.newest();
     if (outcome.status == RunStatus::finished && !s.export_.dir.empty() && leader)
       outcome.exported = export_finished_run(s, components, store, outcome.run_id, outcome.steps, outcome.checkpoint);
@@ -189,6 +188,9 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
     if (leader && outcome.status != RunStatus::finished)
       if (const auto crash = take_peer_crash(store.path(), outcome.run_id, compute.world_size)) throw Error(*crash);
     store.finish_run(outcome.run_id, outcome.status);
+    // After the run's end is recorded: its second of measuring is not the
+    // run's wall time, which the report accounts for phase by phase.
+    if (leader) recheck_peak_after_run(store, outcome.run_id, compute, s.precision.mode);
   } catch (const std::exception& e) {
     fail_run(store, outcome.run_id, e, "training",
              leader ? take_peer_crash(store.path(), outcome.run_id, compute.world_size) : std::nullopt);
