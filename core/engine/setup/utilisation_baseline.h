@@ -23,14 +23,15 @@ namespace orchestrate {
 void record_utilisation_baseline(RunStore& store, std::int64_t run_id, Model& model, const ModelInput& input,
                                  const ComputeSetup& compute, PrecisionMode mode);
 
-// After the last step: a run whose achieved FLOP/s a device (the report's
-// images/s x FLOPs per image) exceeds its recorded peak proves that peak
-// low, measured while other work shared the machine before this check
-// existed, or in a moment it did not catch. The peak is measured again and,
-// when higher and undisturbed, replaces the stored ones (the run store's,
-// the host cache's) and this run's kPeakFlopsMetric; an event "utilisation"
-// says what was found. A run at or below its peak costs one query. Never
-// fails the run.
+// After the run's end is recorded (so that its second of measuring is not
+// in the run's wall time): a run whose achieved FLOP/s a device (the
+// report's images/s x FLOPs per image) exceeds its recorded peak proves that
+// peak low, measured while other work shared the machine before the peak's
+// share of the cores was checked, or in a moment the check did not catch.
+// The peak is measured again and, when higher (marked if disturbed: a peak
+// is a maximum), replaces the stored ones (the run store's, the host
+// cache's) and this run's kPeakFlopsMetric; an event "utilisation" says what
+// was found. A run at or below its peak costs one query. Never fails the run.
 void recheck_peak_after_run(RunStore& store, std::int64_t run_id, const ComputeSetup& compute, PrecisionMode mode);
 
 }  // namespace orchestrate
