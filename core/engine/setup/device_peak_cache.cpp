@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "analysis/table_format.h"
 #include "engine/recipe/usable_cores.h"
 #include "orchestrate/cache_dir.h"
 #include "orchestrate/error.h"
@@ -51,8 +52,7 @@ PeakKey key_of(const ComputeSetup& compute, PrecisionMode mode) {
 DevicePeak peak_from(const PeakKey& key, const MeasuredPeak& measured) {
   std::string method = measured.method;
   if (measured.disturbed())
-    method += kDisturbedMark + std::to_string(static_cast<int>(100 * measured.cpu_share + 0.5)) +
-              " % of its threads' time";
+    method += kDisturbedMark + percent(measured.cpu_share) + " of its threads' time";
   // measured_at "": each store records its own now; the event says "measured now".
   return {key.host, key.device, key.precision, key.threads, measured.flops_per_s, method, ""};
 }

@@ -2,19 +2,16 @@
 
 #include <unistd.h>
 
-#include <cstdio>
 #include <fstream>
 #include <sstream>
+
+#include "analysis/table_format.h"
 
 namespace orchestrate {
 
 namespace {
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f s", seconds);
-  return text;
-}
+std::string seconds_text(double seconds) { return fixed(seconds, 2) + " s"; }
 
 }  // namespace
 
