@@ -199,8 +199,7 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
     if (row.mfu() > 0)
       evidence << "; model FLOPs utilisation " << fixed(100 * row.mfu(), 1) << " % of the measured "
                << fixed(row.peak_flops_per_s / 1e9, 1) << " GFLOP/s peak"
-               << (row.rank == "job" && row.workers > 1 ? " of each of " + std::to_string(row.workers) + " devices"
-                                                        : std::string());
+               << (row.devices() > 1 ? " of each of " + std::to_string(row.devices()) + " devices" : std::string());
     compute_fixes(row, facts, verdict.fixes);
   }
   verdict.evidence = evidence.str();

@@ -50,9 +50,11 @@ struct ThroughputRow {
   double mfu() const { return mfu_against(peak_flops_per_s); }
   double datasheet_mfu() const { return mfu_against(datasheet_flops_per_s); }
   double mfu_against(double peak_per_device) const {
-    const int devices = rank == "job" ? std::max(1, workers) : 1;
-    return peak_per_device > 0 ? achieved_flops_per_s() / (peak_per_device * devices) : 0;
+    return peak_per_device > 0 ? achieved_flops_per_s() / (peak_per_device * devices()) : 0;
   }
+  // The devices that trained this row's images: every rank's for the job's
+  // row, one for a rank's. The peak is one device's.
+  int devices() const { return rank == "job" ? std::max(1, workers) : 1; }
   // images_per_s against a baseline run's, per worker: 1 is perfect scaling
   // (report throughput --baseline RUN); < 0: no baseline.
   double scaling_efficiency = -1;

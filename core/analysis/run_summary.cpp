@@ -45,11 +45,9 @@ std::string run_summary(const ThroughputRow& row, const Verdict& verdict, const 
   if (row.workers > 1 || row.sync_share > 0) phases += ", gradient sync " + percent(row.sync_share);
   out += field("step time", phases);
   if (row.mfu() > 0) {
-    // A job's achieved rate is over all its devices, the peak one device's.
-    const int devices = row.rank == "job" ? std::max(1, row.workers) : 1;
     out += field("MFU", fixed(100 * row.mfu(), 1) + " % of the measured peak (" +
                             fixed(row.achieved_flops_per_s() / 1e9, 1) + " of " +
-                            (devices > 1 ? std::to_string(devices) + " x " : std::string()) +
+                            (row.devices() > 1 ? std::to_string(row.devices()) + " x " : std::string()) +
                             fixed(row.peak_flops_per_s / 1e9, 1) + " GFLOP/s)");
   }
   if (!verdict.limit.empty()) {

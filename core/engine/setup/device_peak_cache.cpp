@@ -76,9 +76,10 @@ bool plausible(const DevicePeak& peak) {
          peak.flops_per_s <= kMostPlausiblePeakFlopsPerSecond;
 }
 
-}  // namespace
-
+// True for a kept peak whose measurement shared the cores.
 bool measured_while_busy(const DevicePeak& peak) { return peak.method.find(kDisturbedMark) != std::string::npos; }
+
+}  // namespace
 
 FoundPeak find_or_measure_peak(RunStore& store, const ComputeSetup& compute, PrecisionMode mode) {
   const PeakKey key = key_of(compute, mode);

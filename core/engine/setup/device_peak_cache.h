@@ -49,7 +49,4 @@ struct Remeasured {
 };
 Remeasured remeasure_peak(RunStore& store, const ComputeSetup& compute, PrecisionMode mode, double stored_flops);
 
-// True for a kept peak whose measurement shared the cores.
-bool measured_while_busy(const DevicePeak& peak);
-
 }  // namespace orchestrate

@@ -62,7 +62,7 @@ void recheck_peak_after_run(RunStore& store, std::int64_t run_id, const ComputeS
     const auto run = store.find_run(std::to_string(run_id));
     if (!run) return;
     const ThroughputRow row = throughput_of(store, *run);
-    const double achieved = row.achieved_flops_per_s() / std::max(1, row.workers);  // a device's, as the peak is
+    const double achieved = row.achieved_flops_per_s() / row.devices();  // a device's, as the peak is
     if (row.peak_flops_per_s <= 0 || achieved <= row.peak_flops_per_s) return;
     std::string message = "the run reached " + flops_text(achieved, "/s") + " a device, above the peak of " +
                           flops_text(row.peak_flops_per_s, "/s") +
