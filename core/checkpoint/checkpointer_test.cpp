@@ -7,9 +7,11 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include "checkpoint/resume.h"
+#include "store/database_lock_testing.h"
 #include "store/run_store_test_support.h"
 
 namespace orchestrate {
@@ -86,6 +88,40 @@ TEST(Checkpointer, RecordsACheckpointBeforePublishingIt) {
   Checkpointer refused(CheckpointSettings{}, directory, unknown_run);
   EXPECT_EQ(refused.save(content_at(12)), "");
   EXPECT_EQ(checkpoints_in(directory), std::vector<std::string>{first}) << "step 12 was not published";
+}
+
+// A store that stays busy past its busy timeout cannot list the checkpoint,
+// so it is not published (a kill would otherwise leave it on disk unknown to
+// the store); training goes on, and the next save, once the store is free,
+// is published and listed.
+TEST(Checkpointer, PublishesNothingWhileTheStoreCannotListIt) {
+  testing::ScratchRun run;
+  run.store.set_busy_timeout(std::chrono::milliseconds(50));
+  const std::string directory = run.dir.file("ck/run-1");
+  Checkpointer checkpointer(CheckpointSettings{}, directory, run.recorder);
+  const std::string first = checkpointer.save(content_at(4));
+  ASSERT_FALSE(first.empty());
+
+  testing::DatabaseLock lock(run.store.path());
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(checkpointer.save(content_at(8)), "");
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(said.find("checkpoint at step 8 not saved: run store "), std::string::npos) << said;
+  EXPECT_NE(said.find("database is locked"), std::string::npos) << said;
+  EXPECT_EQ(checkpoints_in(directory), std::vector<std::string>{first}) << "step 8 was not published";
+  EXPECT_EQ(checkpointer.newest(), first);
+
+  lock.release();
+  const std::string third = checkpointer.save(content_at(12));
+  ASSERT_FALSE(third.empty());
+  run.store.flush();
+  std::vector<std::string> listed;
+  for (const auto& row : run.store.checkpoints(run.id)) listed.push_back(row.path);
+  EXPECT_EQ(listed, (std::vector<std::string>{first, third}));
+  EXPECT_EQ(checkpoints_in(directory), listed);
+  bool failure_recorded = false;
+  for (const auto& event : run.store.events(run.id)) failure_recorded |= event.kind == "checkpoint_failed";
+  EXPECT_TRUE(failure_recorded) << "the skipped save is an event of the run, written once the store is free";
 }
 
 }  // namespace

@@ -40,6 +40,19 @@ struct PendingRows {
   std::size_t size() const { return steps.size() + metrics.size() + events.size() + checkpoint_changes.size(); }
   bool empty() const { return size() == 0; }
 
+  // Takes back the newest record (not a forget) of this checkpoint that is
+  // still waiting: a checkpoint that will not be published must not be
+  // listed later. False when none waits.
+  bool withdraw_checkpoint(std::int64_t run_id, const std::string& path) {
+    for (auto change = checkpoint_changes.rbegin(); change != checkpoint_changes.rend(); ++change) {
+      if (!change->forget && change->record.run_id == run_id && change->record.path == path) {
+        checkpoint_changes.erase(std::next(change).base());
+        return true;
+      }
+    }
+    return false;
+  }
+
   // Puts `earlier` (rows taken out for a write that failed) back in front of
   // the rows recorded since, so the order of recording is kept.
   void put_back_in_front(PendingRows&& earlier) {

@@ -15,7 +15,7 @@
 // readers can tell it died: a run still marked running whose process is gone
 // (same host) or whose heartbeat is stale is reported with status "lost".
 // The write paths training uses (record_step, record_metric, record_event,
-// record_checkpoint, forget_checkpoint, flush) never throw for a busy or
+// forget_checkpoint, flush; not record_checkpoint) never throw for a busy or
 // briefly failing database: the rows stay buffered, one warning goes to
 // stderr, and they are written, in order, at a later flush (the background
 // one, at the latest). A failure that cannot heal (a constraint, such as an
@@ -126,6 +126,11 @@ class RunStore {
     std::function<void(std::int64_t run_id, std::int64_t step, const MetricValues& values)> metrics;
   };
   void observe(RecordObserver observer);
+  // Written at once, with every buffered row before it; the one write path
+  // above that throws for a busy database (after the busy timeout): a
+  // checkpoint is published only once the store lists it (checkpointer.cpp),
+  // so a kill cannot leave one on disk that the store does not know of. A
+  // record that fails is withdrawn, never written later.
   void record_checkpoint(const CheckpointRecord& checkpoint);
   // Deletes the record of a checkpoint file that was pruned; none is fine.
   void forget_checkpoint(std::int64_t run_id, const std::string& path);

@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "orchestrate/testing/scratch_dir.h"
+#include "store/database_lock_testing.h"
 #include "store/run_store.h"
 #include "store/run_store_test_support.h"
 
 namespace orchestrate {
+using testing::DatabaseLock;
 using testing::sample_run;
 using testing::ScratchDir;
 using testing::step_number;
@@ -24,21 +26,6 @@ std::size_t count_of(const std::string& text, const std::string& part) {
   for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
   return count;
 }
-
-// Another process's long write transaction, as a second connection.
-class DatabaseLock {
- public:
-  explicit DatabaseLock(const std::string& path) : db_(path, SQLite::OPEN_READWRITE) { db_.exec("BEGIN EXCLUSIVE"); }
-  void release() {
-    if (held_) db_.exec("ROLLBACK");
-    held_ = false;
-  }
-  ~DatabaseLock() { release(); }
-
- private:
-  SQLite::Database db_;
-  bool held_ = true;
-};
 
 TEST(RunStoreBusyTest, ABusyDatabaseKeepsEveryRowAndWritesThemInOrderLater) {
   ScratchDir dir;
@@ -59,11 +46,6 @@ TEST(RunStoreBusyTest, ABusyDatabaseKeepsEveryRowAndWritesThemInOrderLater) {
         store.record_event(id, "log", "step " + std::to_string(step));
       }
     }
-    CheckpointRecord checkpoint;
-    checkpoint.run_id = id;
-    checkpoint.step = 449;
-    checkpoint.path = "checkpoints/step449.pt";
-    store.record_checkpoint(checkpoint);
     store.flush();  // an explicit flush of a busy database also keeps the rows
   });
   const std::string while_locked = ::testing::internal::GetCapturedStderr();
@@ -99,8 +81,48 @@ TEST(RunStoreBusyTest, ABusyDatabaseKeepsEveryRowAndWritesThemInOrderLater) {
   const auto events = reader.events(id);
   ASSERT_EQ(events.size(), 4u);
   for (std::size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].message, "step " + std::to_string(100 * (i + 1)));
-  ASSERT_EQ(reader.checkpoints(id).size(), 1u);
-  EXPECT_EQ(reader.checkpoints(id)[0].path, "checkpoints/step449.pt");
+}
+
+// The one write that does not wait in the buffer: a checkpoint is published
+// only once the store lists it, so a busy database fails the record (the
+// checkpoint is then not published), and the record is never written later,
+// while the rows before it still are.
+TEST(RunStoreBusyTest, ACheckpointIsNotRecordedWhileTheDatabaseIsBusyNorLater) {
+  ScratchDir dir;
+  const std::string path = dir.file("runs.db");
+  RunStore store(path);
+  store.set_busy_timeout(kTestBusyTimeout);
+  const auto id = store.begin_run(sample_run());
+  CheckpointRecord checkpoint;
+  checkpoint.run_id = id;
+  checkpoint.step = 40;
+  checkpoint.path = "checkpoints/step40";
+
+  DatabaseLock lock(path);
+  store.record_step(id, step_number(39));
+  ::testing::internal::CaptureStderr();
+  const std::string message = testing::error_message_of([&] { store.record_checkpoint(checkpoint); });
+  const std::string warned = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(message.find("run store " + path + ": recording checkpoint checkpoints/step40 of run " +
+                         std::to_string(id) + " failed: database is locked; another process kept the database "
+                         "locked past the busy timeout"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(warned.find("is busy (database is locked); keeping 1 "), std::string::npos)
+      << "the step row before it stays buffered:\n" << warned;
+
+  lock.release();
+  store.flush();
+  RunStore reader(path);
+  EXPECT_TRUE(reader.checkpoints(id).empty()) << "the failed record was withdrawn";
+  ASSERT_EQ(reader.step_timings(id).size(), 1u);
+  EXPECT_EQ(reader.step_timings(id)[0].step, 39);
+
+  checkpoint.step = 80;
+  checkpoint.path = "checkpoints/step80";
+  store.record_checkpoint(checkpoint);
+  ASSERT_EQ(reader.checkpoints(id).size(), 1u) << "written at once, with no flush";
+  EXPECT_EQ(reader.checkpoints(id)[0].path, "checkpoints/step80");
 }
 
 TEST(RunStoreBusyTest, TheBackgroundFlushRetriesUntilTheLockIsGone) {

@@ -107,6 +107,8 @@ struct RunStore::Impl {
   // The background thread's work: never throws.
   void flush_in_background() noexcept;
   void warn_busy(const SQLite::Exception& error, const std::string& then);
+  // warn_busy for rows left to the background flush, which retries them.
+  void warn_busy_retrying(const SQLite::Exception& error);
   void note_written(std::size_t rows);
 
   // --- runs (run_store.cpp) ---

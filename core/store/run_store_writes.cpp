@@ -162,9 +162,13 @@ void RunStore::Impl::flush_or_keep(const std::string& doing) {
     note_written(write_pending());
   } catch (const SQLite::Exception& error) {
     if (!is_transient(error)) throw_store_error(path, doing, error);
-    const auto retry_period = beat_period(std::chrono::duration<double>(flush_interval_s.load()));
-    warn_busy(error, "retrying every " + seconds_text(retry_period.count()) + " s");
+    warn_busy_retrying(error);
   }
+}
+
+void RunStore::Impl::warn_busy_retrying(const SQLite::Exception& error) {
+  const auto retry_period = beat_period(std::chrono::duration<double>(flush_interval_s.load()));
+  warn_busy(error, "retrying every " + seconds_text(retry_period.count()) + " s");
 }
 
 std::size_t RunStore::Impl::write_pending() {
@@ -341,8 +345,21 @@ void RunStore::record_checkpoint(const CheckpointRecord& checkpoint) {
   Impl& s = *impl_;
   PendingCheckpointChange change{false, checkpoint};
   if (change.record.created_at.empty()) change.record.created_at = utc_now_iso();
+  const std::string doing = "recording checkpoint " + checkpoint.path + " of run " + std::to_string(checkpoint.run_id);
+  // Not write_now: it leaves the row buffered while the database is busy,
+  // and the checkpoint would then be published before the store lists it.
+  std::lock_guard lock(s.db_mutex);
   s.buffer(std::move(change));
-  s.write_now("recording checkpoint " + checkpoint.path + " of run " + std::to_string(checkpoint.run_id));
+  try {
+    s.note_written(s.write_pending());
+  } catch (const SQLite::Exception& error) {
+    {
+      std::lock_guard buffered(s.buffer_mutex);
+      s.pending.withdraw_checkpoint(checkpoint.run_id, checkpoint.path);
+    }
+    if (is_transient(error)) s.warn_busy_retrying(error);  // for the rows that stay buffered
+    throw_store_error(s.path, doing, error);
+  }
 }
 
 void RunStore::forget_checkpoint(std::int64_t run_id, const std::string& path) {
