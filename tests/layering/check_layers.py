@@ -28,7 +28,7 @@ import sys
 
 # The SDK's installed parts and its own headers: included as
 # orchestrate/<part>/<header>, their own files by bare name.
-SDK_FOLDERS = {"include", "sdk", "pch", "image", "tfrecord", "tf_example", "presets", "dataset_support"}
+SDK_FOLDERS = {"include", "sdk", "pch", "image", "tfrecord", "tf_example", "presets", "dataset_support", "fused_ops"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 PRIVATE = re.compile(r"Private to core/([\w/]+)")
 

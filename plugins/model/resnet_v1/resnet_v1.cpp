@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "orchestrate/error.h"
+#include "orchestrate/fused_ops/batch_norm_relu.h"
 #include "orchestrate/model.h"
 #include "orchestrate/model_presets.h"
 #include "orchestrate/params.h"
@@ -33,6 +34,8 @@ namespace {
 
 namespace nn = torch::nn;
 using orchestrate::ModelInput;
+using orchestrate::fused_ops::batch_norm_relu;
+using orchestrate::fused_ops::NormFusion;
 
 constexpr std::int64_t kStemWidth = 64;
 constexpr std::int64_t kStageCount = 4;
@@ -49,6 +52,7 @@ nn::Conv2d conv1x1(std::int64_t in, std::int64_t out, std::int64_t stride) {
 // the shortcut (1x1 conv and batch norm) named "downsample" as in torchvision.
 class ResidualBlock : public nn::Module {
  public:
+  explicit ResidualBlock(NormFusion fusion) : fusion_(fusion) {}
   virtual at::Tensor forward(const at::Tensor& x) = 0;
   // torchvision's zero_init_residual: the block starts as the identity.
   virtual void zero_init_last_norm() = 0;
@@ -60,8 +64,13 @@ class ResidualBlock : public nn::Module {
       downsample_ = register_module("downsample", nn::Sequential(conv1x1(in, out, stride), nn::BatchNorm2d(out)));
   }
   at::Tensor shortcut(const at::Tensor& x) { return downsample_ ? downsample_->forward(x) : x; }
+  // relu(norm(x) [+ residual]), fused by cuDNN when the run asks and it applies.
+  at::Tensor norm_relu(nn::BatchNorm2d& norm, const at::Tensor& x, const at::Tensor& residual = {}) {
+    return batch_norm_relu(*norm, x, residual, fusion_);
+  }
 
  private:
+  NormFusion fusion_;
   nn::Sequential downsample_{nullptr};
 };
 
@@ -70,8 +79,9 @@ class BasicBlock final : public ResidualBlock {
  public:
   static constexpr std::int64_t kExpansion = 1;
 
-  BasicBlock(std::int64_t in, std::int64_t planes, std::int64_t stride)
-      : conv1_(register_module("conv1", conv3x3(in, planes, stride))),
+  BasicBlock(std::int64_t in, std::int64_t planes, std::int64_t stride, NormFusion fusion)
+      : ResidualBlock(fusion),
+        conv1_(register_module("conv1", conv3x3(in, planes, stride))),
         bn1_(register_module("bn1", nn::BatchNorm2d(planes))),
         conv2_(register_module("conv2", conv3x3(planes, planes, 1))),
         bn2_(register_module("bn2", nn::BatchNorm2d(planes))) {
@@ -79,9 +89,8 @@ class BasicBlock final : public ResidualBlock {
   }
 
   at::Tensor forward(const at::Tensor& x) override {
-    auto out = bn1_->forward(conv1_->forward(x)).relu_();
-    out = bn2_->forward(conv2_->forward(out));
-    return out.add_(shortcut(x)).relu_();
+    const auto out = norm_relu(bn1_, conv1_->forward(x));
+    return norm_relu(bn2_, conv2_->forward(out), shortcut(x));
   }
 
   void zero_init_last_norm() override { torch::nn::init::zeros_(bn2_->weight); }
@@ -98,8 +107,9 @@ class Bottleneck final : public ResidualBlock {
  public:
   static constexpr std::int64_t kExpansion = 4;
 
-  Bottleneck(std::int64_t in, std::int64_t planes, std::int64_t stride)
-      : conv1_(register_module("conv1", conv1x1(in, planes, 1))),
+  Bottleneck(std::int64_t in, std::int64_t planes, std::int64_t stride, NormFusion fusion)
+      : ResidualBlock(fusion),
+        conv1_(register_module("conv1", conv1x1(in, planes, 1))),
         bn1_(register_module("bn1", nn::BatchNorm2d(planes))),
         conv2_(register_module("conv2", conv3x3(planes, planes, stride))),
         bn2_(register_module("bn2", nn::BatchNorm2d(planes))),
@@ -109,10 +119,9 @@ class Bottleneck final : public ResidualBlock {
   }
 
   at::Tensor forward(const at::Tensor& x) override {
-    auto out = bn1_->forward(conv1_->forward(x)).relu_();
-    out = bn2_->forward(conv2_->forward(out)).relu_();
-    out = bn3_->forward(conv3_->forward(out));
-    return out.add_(shortcut(x)).relu_();
+    auto out = norm_relu(bn1_, conv1_->forward(x));
+    out = norm_relu(bn2_, conv2_->forward(out));
+    return norm_relu(bn3_, conv3_->forward(out), shortcut(x));
   }
 
   void zero_init_last_norm() override { torch::nn::init::zeros_(bn3_->weight); }
@@ -149,7 +158,8 @@ std::string unsupported_depth(std::int64_t depth) {
 
 class ResNetV1 final : public orchestrate::Model {
  public:
-  ResNetV1(const Architecture& architecture, bool zero_init_residual, const ModelInput& input) {
+  ResNetV1(const Architecture& architecture, bool zero_init_residual, NormFusion fusion, const ModelInput& input)
+      : fusion_(fusion) {
     // The stem takes the data's channels (1 for Fashion-MNIST); torchvision's is fixed at 3.
     conv1_ = register_module(
         "conv1", nn::Conv2d(nn::Conv2dOptions(input.channels, kStemWidth, 7).stride(2).padding(3).bias(false)));
@@ -162,10 +172,10 @@ class ResNetV1 final : public orchestrate::Model {
         const std::int64_t stride = (index == 0 && stage > 0) ? 2 : 1;
         std::shared_ptr<ResidualBlock> block;
         if (architecture.bottleneck) {
-          block = std::make_shared<Bottleneck>(channels, planes, stride);
+          block = std::make_shared<Bottleneck>(channels, planes, stride, fusion);
           channels = planes * Bottleneck::kExpansion;
         } else {
-          block = std::make_shared<BasicBlock>(channels, planes, stride);
+          block = std::make_shared<BasicBlock>(channels, planes, stride, fusion);
           channels = planes * BasicBlock::kExpansion;
         }
         stage_blocks->push_back(block);
@@ -180,7 +190,7 @@ class ResNetV1 final : public orchestrate::Model {
   // Adaptive average pooling makes the head independent of the input size:
   // 28x28 reaches layer4 as 1x1 (28 -> 14 -> 7 -> 4 -> 2 -> 1), 224x224 as 7x7.
   at::Tensor forward(const at::Tensor& images) override {
-    auto x = bn1_->forward(conv1_->forward(images)).relu_();
+    auto x = batch_norm_relu(*bn1_, conv1_->forward(images), at::Tensor(), fusion_);
     x = at::max_pool2d(x, /*kernel_size=*/3, /*stride=*/2, /*padding=*/1);
     for (const auto& block : blocks_) x = block->forward(x);
     return fc_->forward(at::adaptive_avg_pool2d(x, {1, 1}).flatten(1));
@@ -203,6 +213,7 @@ class ResNetV1 final : public orchestrate::Model {
       for (const auto& block : blocks_) block->zero_init_last_norm();
   }
 
+  NormFusion fusion_;
   nn::Conv2d conv1_{nullptr};
   nn::BatchNorm2d bn1_{nullptr};
   std::vector<std::shared_ptr<ResidualBlock>> blocks_;  // layer1.0 ... layer4.N, in order
@@ -216,6 +227,10 @@ void register_components(orchestrate::Registry& registry) {
       bool_param("zero_init_residual", false,
                  "start each block's last batch-norm scale at 0, so every residual block begins as the identity "
                  "(torchvision's option; Goyal et al. 2017 use it for large-batch training)"),
+      bool_param("fuse_norm_relu", false,
+                 "run each batch norm with its ReLU (and a block's residual add) as one cuDNN kernel, forward and "
+                 "backward, where cuDNN fuses them: CUDA, fp16, channels_last, training; elsewhere it changes "
+                 "nothing"),
   };
   schema.rule([](const Params& params) {
     const std::int64_t depth = params.integer("depth");
@@ -228,7 +243,8 @@ void register_components(orchestrate::Registry& registry) {
         const std::int64_t depth = params.integer("depth");
         const auto architecture = architecture_of(depth);
         if (!architecture) throw RecipeError("[model] resnet_v1: " + unsupported_depth(depth));
-        return std::make_shared<ResNetV1>(*architecture, params.boolean("zero_init_residual"), input);
+        const NormFusion fusion = params.boolean("fuse_norm_relu") ? NormFusion::cudnn : NormFusion::off;
+        return std::make_shared<ResNetV1>(*architecture, params.boolean("zero_init_residual"), fusion, input);
       },
       ModelMeta{"fc.*", 224, {}, imagenet_preprocessing()});
 }

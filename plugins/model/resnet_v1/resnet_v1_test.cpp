@@ -103,3 +103,39 @@ TEST(ResNetV1, UnsupportedDepthIsRejectedBySchemaAndFactory) {
 }
 
 }  // namespace
+
+namespace {
+
+// fuse_norm_relu changes kernels only where cuDNN fuses them (CUDA, fp16,
+// channels-last: gpu_checks fusedbn); on the CPU, asked for or not, the
+// model is the same model, step for step, and its weights have the same names.
+TEST(ResNetV1, FuseNormReluChangesNothingOffTheGpu) {
+  const ModelInput input{3, 32, 32, 5};
+  for (const std::int64_t depth : {18, 50}) {
+    auto fused_params = resnet_params(depth);
+    fused_params.set("fuse_norm_relu", true);
+    torch::manual_seed(3);
+    const auto fused = make_resnet(fused_params, input);
+    torch::manual_seed(3);
+    const auto plain = make_resnet(resnet_params(depth), input);
+    const at::Tensor images = at::randn({4, 3, 32, 32});
+    const at::Tensor fused_logits = fused->forward(images);
+    const at::Tensor plain_logits = plain->forward(images);
+    EXPECT_TRUE(at::equal(fused_logits, plain_logits)) << "depth " << depth;
+    fused_logits.sum().backward();
+    plain_logits.sum().backward();
+    const auto plain_parameters = plain->named_parameters();
+    for (const auto& item : fused->named_parameters()) {
+      const auto* twin = plain_parameters.find(item.key());
+      ASSERT_NE(twin, nullptr) << item.key();
+      EXPECT_TRUE(at::equal(item.value().grad(), twin->grad())) << item.key();
+    }
+    const auto plain_buffers = plain->named_buffers();
+    for (const auto& item : fused->named_buffers()) {
+      ASSERT_NE(plain_buffers.find(item.key()), nullptr) << item.key();
+      EXPECT_TRUE(at::equal(item.value(), *plain_buffers.find(item.key()))) << item.key() << " (running statistics)";
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,86 @@
+#include "batch_norm_relu.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/ScalarType.h>
+
+#include <atomic>
+#include <iostream>
+#include <mutex>
+
+#include "cudnn_batch_norm_relu.h"
+#include "cudnn_library.h"
+
+namespace orchestrate::fused_ops {
+namespace {
+
+// The fused NHWC kernels read channels in groups of four.
+constexpr std::int64_t kChannelMultiple = 4;
+
+// Set once cuDNN has refused a fused call: every later call of the process
+// runs unfused, and the line saying why is printed once.
+std::atomic<bool> cudnn_refused{false};
+
+std::string shape_of(const at::Tensor& tensor) {
+  std::string text = "[";
+  for (std::int64_t d = 0; d < tensor.dim(); ++d) text += (d ? ", " : "") + std::to_string(tensor.size(d));
+  return text + "]";
+}
+
+at::Tensor unfused(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual) {
+  at::Tensor y = norm.forward(x);
+  if (residual.defined()) y = y.add_(residual);
+  return y.relu_();
+}
+
+// What BatchNorm2d::forward does to its counter and momentum in training.
+double exponential_average_factor(torch::nn::BatchNorm2dImpl& norm) {
+  norm.num_batches_tracked.add_(1);
+  const auto& momentum = norm.options.momentum();
+  return momentum.has_value() ? *momentum : 1.0 / static_cast<double>(norm.num_batches_tracked.item<std::int64_t>());
+}
+
+}  // namespace
+
+std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual) {
+  if (!norm.is_training()) return "the module is in evaluation mode";
+  if (!norm.options.affine() || !norm.options.track_running_stats()) {
+    return "the batch norm has no affine parameters or running statistics";
+  }
+  if (x.dim() != 4) return "the input is " + std::to_string(x.dim()) + "-d, not 4-d";
+  if (x.scalar_type() != at::kHalf) return std::string("the input is ") + c10::toString(x.scalar_type()) + ", not Half";
+  if (norm.weight.scalar_type() != at::kFloat) return "the batch norm's parameters are not Float";
+  if (!x.is_contiguous(at::MemoryFormat::ChannelsLast)) return "the input is not channels_last";
+  if (x.size(1) % kChannelMultiple != 0) {
+    return std::to_string(x.size(1)) + " channels, not a multiple of " + std::to_string(kChannelMultiple);
+  }
+  if (residual.defined() &&
+      (residual.sizes() != x.sizes() || residual.scalar_type() != x.scalar_type() ||
+       residual.device() != x.device() || !residual.is_contiguous(at::MemoryFormat::ChannelsLast))) {
+    return "the residual " + shape_of(residual) + " differs from the input " + shape_of(x) +
+           " in shape, type, device or layout";
+  }
+  if (!x.is_cuda()) return "the input is not on a CUDA device";
+  if (cudnn_refused.load()) return "cuDNN refused an earlier call";
+  const CudnnLibrary& cudnn = CudnnLibrary::loaded();
+  if (!cudnn.missing.empty()) return cudnn.missing;
+  return "";
+}
+
+at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual,
+                           NormFusion fusion) {
+  if (fusion == NormFusion::off || !why_not_fused(norm, x, residual).empty()) return unfused(norm, x, residual);
+  const double factor = exponential_average_factor(norm);
+  try {
+    return cudnn_batch_norm_relu(x, residual, norm.weight, norm.bias, norm.running_mean, norm.running_var, factor,
+                                 norm.options.eps());
+  } catch (const CudnnRefused& refused) {
+    norm.num_batches_tracked.sub_(1);  // the unfused forward counts this batch
+    if (!cudnn_refused.exchange(true)) {
+      std::cerr << "orchestrate: fused batch norm + ReLU off for this process: " << refused.what() << " for input "
+                << shape_of(x) << "; the unfused kernels run instead\n";
+    }
+    return unfused(norm, x, residual);
+  }
+}
+
+}  // namespace orchestrate::fused_ops

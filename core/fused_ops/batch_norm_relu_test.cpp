@@ -1,0 +1,103 @@
+// batch_norm_relu off the GPU: the module's own forward, add and ReLU, with
+// its running statistics and counter as BatchNorm2d leaves them, whatever
+// fusion is asked for; and why_not_fused names each input cuDNN's fused
+// kernels do not take. The fused kernels themselves need a GPU:
+// fused_ops_cuda_check (scripts/bench/gpu_checks fusedbn).
+#include "batch_norm_relu.h"
+#include "cudnn_library.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+#include <torch/nn/modules/batchnorm.h>
+
+namespace orchestrate::fused_ops {
+namespace {
+
+namespace nn = torch::nn;
+
+nn::BatchNorm2d norm_with_statistics(std::int64_t channels, std::uint64_t seed) {
+  at::manual_seed(seed);
+  nn::BatchNorm2d norm(channels);
+  at::NoGradGuard no_grad;
+  norm->weight.uniform_(0.5, 1.5);
+  norm->bias.uniform_(-0.5, 0.5);
+  norm->running_mean.uniform_(-1, 1);
+  norm->running_var.uniform_(0.5, 2);
+  return norm;
+}
+
+at::Tensor half_channels_last(std::int64_t channels) {
+  return at::randn({2, channels, 3, 3}).to(at::kHalf).contiguous(at::MemoryFormat::ChannelsLast);
+}
+
+TEST(BatchNormRelu, OffTheGpuItIsTheModulesForwardAddAndRelu) {
+  for (const NormFusion fusion : {NormFusion::off, NormFusion::cudnn}) {
+    auto tested = norm_with_statistics(8, 7);
+    auto reference = norm_with_statistics(8, 7);
+    at::manual_seed(11);
+    const at::Tensor x = at::randn({4, 8, 5, 5}).requires_grad_();
+    const at::Tensor residual = at::randn({4, 8, 5, 5}).requires_grad_();
+    const at::Tensor x_ref = x.detach().clone().requires_grad_();
+    const at::Tensor residual_ref = residual.detach().clone().requires_grad_();
+
+    const at::Tensor y = batch_norm_relu(*tested, x, residual, fusion);
+    const at::Tensor y_ref = (reference->forward(x_ref) + residual_ref).relu();
+    EXPECT_TRUE(at::allclose(y, y_ref));
+    EXPECT_GT(y.eq(0).sum().item<std::int64_t>(), 0) << "the ReLU cut some values";
+    EXPECT_TRUE(at::allclose(tested->running_mean, reference->running_mean));
+    EXPECT_TRUE(at::allclose(tested->running_var, reference->running_var));
+    EXPECT_EQ(tested->num_batches_tracked.item<std::int64_t>(), 1);
+
+    const at::Tensor upstream = at::randn_like(y);
+    ASSERT_TRUE(y.requires_grad());
+    (y * upstream).sum().backward();
+    ASSERT_TRUE(x.grad().defined());
+    ASSERT_TRUE(residual.grad().defined());
+    ASSERT_TRUE(tested->weight.grad().defined());
+    (y_ref * upstream).sum().backward();
+    EXPECT_TRUE(at::allclose(x.grad(), x_ref.grad()));
+    EXPECT_TRUE(at::allclose(residual.grad(), residual_ref.grad()));
+    EXPECT_TRUE(at::allclose(tested->weight.grad(), reference->weight.grad()));
+    EXPECT_TRUE(at::allclose(tested->bias.grad(), reference->bias.grad()));
+
+    const at::Tensor no_residual = batch_norm_relu(*tested, x.detach(), at::Tensor(), fusion);
+    EXPECT_TRUE(at::allclose(no_residual, reference->forward(x.detach()).relu()));
+  }
+}
+
+TEST(BatchNormRelu, NamesWhatTheFusedKernelsDoNotTake) {
+  auto norm = norm_with_statistics(8, 3);
+  const at::Tensor fits = half_channels_last(8);
+  EXPECT_EQ(why_not_fused(*norm, fits, fits.clone()), "the input is not on a CUDA device")
+      << "everything else about it is what cuDNN fuses";
+  EXPECT_EQ(why_not_fused(*norm, fits.to(at::kFloat), at::Tensor()), "the input is Float, not Half");
+  EXPECT_EQ(why_not_fused(*norm, fits.to(at::kBFloat16), at::Tensor()), "the input is BFloat16, not Half");
+  EXPECT_EQ(why_not_fused(*norm, fits.contiguous(), at::Tensor()), "the input is not channels_last");
+  EXPECT_EQ(why_not_fused(*norm, fits.flatten(2), at::Tensor()), "the input is 3-d, not 4-d");
+  EXPECT_EQ(why_not_fused(*norm, fits, fits.contiguous()),
+            "the residual [2, 8, 3, 3] differs from the input [2, 8, 3, 3] in shape, type, device or layout");
+  EXPECT_EQ(why_not_fused(*norm, fits, half_channels_last(8).narrow(0, 0, 1)),
+            "the residual [1, 8, 3, 3] differs from the input [2, 8, 3, 3] in shape, type, device or layout");
+
+  auto six = norm_with_statistics(6, 3);
+  EXPECT_EQ(why_not_fused(*six, half_channels_last(6), at::Tensor()), "6 channels, not a multiple of 4");
+  nn::BatchNorm2d plain(nn::BatchNorm2dOptions(8).affine(false));
+  EXPECT_EQ(why_not_fused(*plain, fits, at::Tensor()),
+            "the batch norm has no affine parameters or running statistics");
+  norm->eval();
+  EXPECT_EQ(why_not_fused(*norm, fits, at::Tensor()), "the module is in evaluation mode");
+}
+
+// Needs no GPU: the CUDA LibTorch every build uses has loaded its cuDNN, and
+// each function the fused path calls is found in it by name.
+TEST(BatchNormRelu, FindsEveryCudnnFunctionInTheCudnnLibTorchLoaded) {
+  const CudnnLibrary& cudnn = CudnnLibrary::loaded();
+  EXPECT_EQ(cudnn.missing, "");
+  EXPECT_NE(cudnn.forward_training, nullptr);
+  EXPECT_NE(cudnn.backward, nullptr);
+  ASSERT_NE(cudnn.get_error_string, nullptr);
+  EXPECT_STREQ(cudnn.get_error_string(CUDNN_STATUS_NOT_SUPPORTED), "CUDNN_STATUS_NOT_SUPPORTED");
+}
+
+}  // namespace
+}  // namespace orchestrate::fused_ops

@@ -1,0 +1,29 @@
+// The fused path of batch_norm_relu.h: cuDNN's batch norm with the residual
+// add and ReLU folded in, forward and backward, as one autograd function.
+// Private to core/fused_ops; batch_norm_relu.cpp checks the inputs first
+// (why_not_fused).
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <stdexcept>
+
+namespace orchestrate::fused_ops {
+
+// cuDNN returned a status other than success for the forward: nothing was
+// written, and the caller may run the unfused path instead.
+struct CudnnRefused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// relu(batch_norm(x) [+ residual]) in training: x and residual (undefined for
+// none) float16, 4-d, contiguous in channels_last, on one CUDA device;
+// weight, bias, running_mean and running_var float32 of x's channels. The
+// running statistics are updated in place by `exponential_average_factor`
+// (the momentum), with the unbiased batch variance, as at::batch_norm does.
+// Differentiable in x, residual, weight and bias.
+at::Tensor cudnn_batch_norm_relu(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight,
+                                 const at::Tensor& bias, const at::Tensor& running_mean,
+                                 const at::Tensor& running_var, double exponential_average_factor, double eps);
+
+}  // namespace orchestrate::fused_ops

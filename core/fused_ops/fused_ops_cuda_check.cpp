@@ -1,0 +1,151 @@
+// On a GPU: batch_norm_relu's fused cuDNN path against the unfused one, on
+// the shapes ResNet-50 gives its batch norms at batch 256 and 224x224 (with
+// and without the residual add), for the output, the running statistics and
+// every gradient, then the time of a forward and backward of each. Exits 1
+// when the fused path does not apply or a figure is off by more than
+// float16's tolerance; prints one line a shape either way.
+//   fused_ops_cuda_check [BATCH]      (default 256; gpu_checks fusedbn runs it)
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <torch/cuda.h>
+#include <torch/nn/modules/batchnorm.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "orchestrate/fused_ops/batch_norm_relu.h"
+
+namespace {
+
+namespace nn = torch::nn;
+using orchestrate::fused_ops::batch_norm_relu;
+using orchestrate::fused_ops::NormFusion;
+
+// float16 activations carry about 3 significant digits; a batch norm's
+// parameter gradients sum N*H*W of them, so they are compared relative to
+// their largest entry.
+constexpr double kActivationTolerance = 2e-2;
+constexpr double kSumTolerance = 1e-2;
+constexpr int kTimedRepeats = 30;
+
+struct Shape {
+  std::int64_t channels, size;
+  bool residual;
+};
+
+double relative_error(const at::Tensor& got, const at::Tensor& want) {
+  const at::Tensor a = got.to(at::kFloat);
+  const at::Tensor b = want.to(at::kFloat);
+  const double scale = std::max(1.0, b.abs().max().item<double>());
+  return (a - b).abs().max().item<double>() / scale;
+}
+
+nn::BatchNorm2d cuda_norm(std::int64_t channels) {
+  at::manual_seed(5);
+  nn::BatchNorm2d norm(channels);
+  at::NoGradGuard no_grad;
+  norm->weight.uniform_(0.5, 1.5);
+  norm->bias.uniform_(-0.5, 0.5);
+  norm->to(at::kCUDA);
+  return norm;
+}
+
+struct Pass {
+  at::Tensor y, dx, dresidual;
+};
+
+Pass forward_backward(nn::BatchNorm2d& norm, const at::Tensor& x, const at::Tensor& residual,
+                      const at::Tensor& upstream, NormFusion fusion) {
+  const at::Tensor x_leaf = x.detach().requires_grad_();
+  const at::Tensor residual_leaf = residual.defined() ? residual.detach().requires_grad_() : at::Tensor();
+  norm->zero_grad();
+  Pass pass;
+  pass.y = batch_norm_relu(*norm, x_leaf, residual_leaf, fusion);
+  pass.y.backward(upstream);
+  pass.dx = x_leaf.grad();
+  if (residual.defined()) pass.dresidual = residual_leaf.grad();
+  return pass;
+}
+
+double milliseconds_per_pass(nn::BatchNorm2d& norm, const at::Tensor& x, const at::Tensor& residual,
+                             const at::Tensor& upstream, NormFusion fusion) {
+  for (int i = 0; i < 3; ++i) forward_backward(norm, x, residual, upstream, fusion);
+  torch::cuda::synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < kTimedRepeats; ++i) forward_backward(norm, x, residual, upstream, fusion);
+  torch::cuda::synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() /
+         kTimedRepeats;
+}
+
+bool check(std::int64_t batch, const Shape& shape) {
+  const auto half = at::TensorOptions().device(at::kCUDA).dtype(at::kHalf);
+  at::manual_seed(9);
+  const auto layout = at::MemoryFormat::ChannelsLast;
+  const at::Tensor x = (at::randn({batch, shape.channels, shape.size, shape.size}, half) * 2 + 0.5).contiguous(layout);
+  const at::Tensor residual = shape.residual ? at::randn_like(x).contiguous(layout) : at::Tensor();
+  const at::Tensor upstream = at::randn_like(x).contiguous(layout);
+  auto fused = cuda_norm(shape.channels);
+  auto plain = cuda_norm(shape.channels);
+  const std::string label = "[" + std::to_string(batch) + ", " + std::to_string(shape.channels) + ", " +
+                            std::to_string(shape.size) + ", " + std::to_string(shape.size) + "]" +
+                            (shape.residual ? " + residual" : "");
+  const std::string why = orchestrate::fused_ops::why_not_fused(*fused, x, residual);
+  if (!why.empty()) {
+    std::printf("%-34s NOT FUSED: %s\n", label.c_str(), why.c_str());
+    return false;
+  }
+  const Pass a = forward_backward(fused, x, residual, upstream, NormFusion::cudnn);
+  const Pass b = forward_backward(plain, x, residual, upstream, NormFusion::off);
+  std::vector<std::pair<std::string, double>> errors = {
+      {"y", relative_error(a.y, b.y)},
+      {"dx", relative_error(a.dx, b.dx)},
+      {"running_mean", relative_error(fused->running_mean, plain->running_mean)},
+      {"running_var", relative_error(fused->running_var, plain->running_var)},
+      {"dweight", relative_error(fused->weight.grad(), plain->weight.grad())},
+      {"dbias", relative_error(fused->bias.grad(), plain->bias.grad())},
+  };
+  if (shape.residual) errors.emplace_back("dresidual", relative_error(a.dresidual, b.dresidual));
+  bool agrees = fused->num_batches_tracked.item<std::int64_t>() == plain->num_batches_tracked.item<std::int64_t>();
+  std::string worst;
+  double worst_error = 0;
+  for (const auto& [name, error] : errors) {
+    const bool is_sum = name == "dweight" || name == "dbias";
+    agrees = agrees && error <= (is_sum ? kSumTolerance : kActivationTolerance);
+    if (error >= worst_error) {
+      worst_error = error;
+      worst = name;
+    }
+  }
+  const double fused_ms = milliseconds_per_pass(fused, x, residual, upstream, NormFusion::cudnn);
+  const double plain_ms = milliseconds_per_pass(plain, x, residual, upstream, NormFusion::off);
+  std::printf("%-34s %s (largest error %.2e in %s); fused %.3f ms, unfused %.3f ms: %.2fx\n", label.c_str(),
+              agrees ? "agrees" : "DIFFERS", worst_error, worst.c_str(), fused_ms, plain_ms, plain_ms / fused_ms);
+  if (!agrees) {
+    for (const auto& [name, error] : errors) std::printf("    %s: %.3e\n", name.c_str(), error);
+  }
+  return agrees;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (!torch::cuda::is_available()) {
+    std::fprintf(stderr, "fused_ops_cuda_check: no CUDA device; run it on a GPU machine (gpu_checks fusedbn)\n");
+    return 2;
+  }
+  const std::int64_t batch = argc > 1 ? std::atoll(argv[1]) : 256;
+  std::printf("fused_ops_cuda_check on %s, batch %lld\n", at::cuda::getCurrentDeviceProperties()->name,
+              static_cast<long long>(batch));
+  // ResNet-50's batch norms: the stem, a bottleneck's inner two and its last (with the add), stage by stage.
+  const std::vector<Shape> shapes = {{64, 112, false}, {64, 56, false},  {256, 56, true},  {128, 28, false},
+                                     {512, 28, true},  {256, 14, false}, {1024, 14, true}, {2048, 7, true}};
+  bool all_agree = true;
+  for (const Shape& shape : shapes) all_agree = check(batch, shape) && all_agree;
+  std::printf("%s\n", all_agree ? "fused batch norm + ReLU agrees with the unfused kernels on every shape"
+                                 : "fused batch norm + ReLU DIFFERS from the unfused kernels, or did not apply");
+  return all_agree ? 0 : 1;
+}
