@@ -6,6 +6,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include <algorithm>
 #include <string>
 
 #include "cudnn_library.h"
@@ -24,11 +25,11 @@ std::string status_text(const CudnnLibrary& cudnn, cudnnStatus_t status) {
   return std::string(cudnn.get_error_string(status)) + " (" + std::to_string(static_cast<int>(status)) + ")";
 }
 
-// Setting up descriptors can only fail for a bug here: an Error naming the call.
+// Any call of the forward cuDNN does not take (a device or version without
+// the fused kernels says CUDNN_STATUS_NOT_SUPPORTED from its size queries
+// already) leaves the unfused path to the caller.
 void check(const CudnnLibrary& cudnn, cudnnStatus_t status, const char* call) {
-  if (status != CUDNN_STATUS_SUCCESS) {
-    throw Error(std::string("fused batch norm: ") + call + " failed: " + status_text(cudnn, status));
-  }
+  if (status != CUDNN_STATUS_SUCCESS) throw CudnnRefused(std::string(call) + " returned " + status_text(cudnn, status));
 }
 
 // The descriptors one call needs: the activations' (x, y, the residual and
@@ -37,6 +38,23 @@ void check(const CudnnLibrary& cudnn, cudnnStatus_t status, const char* call) {
 class Descriptors {
  public:
   explicit Descriptors(const at::Tensor& x) : cudnn_(CudnnLibrary::loaded()) {
+    try {
+      describe(x);
+    } catch (...) {
+      release();  // the destructor does not run for a constructor that throws
+      throw;
+    }
+  }
+  ~Descriptors() { release(); }
+  Descriptors(const Descriptors&) = delete;
+  Descriptors& operator=(const Descriptors&) = delete;
+
+  cudnnTensorDescriptor_t activations = nullptr;
+  cudnnTensorDescriptor_t per_channel = nullptr;
+  cudnnActivationDescriptor_t relu = nullptr;
+
+ private:
+  void describe(const at::Tensor& x) {
     check(cudnn_, cudnn_.create_tensor_descriptor(&activations), "cudnnCreateTensorDescriptor");
     check(cudnn_, cudnn_.create_tensor_descriptor(&per_channel), "cudnnCreateTensorDescriptor");
     check(cudnn_, cudnn_.create_activation_descriptor(&relu), "cudnnCreateActivationDescriptor");
@@ -49,19 +67,12 @@ class Descriptors {
     check(cudnn_, cudnn_.set_activation_descriptor(relu, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
           "cudnnSetActivationDescriptor");
   }
-  ~Descriptors() {
-    cudnn_.destroy_activation_descriptor(relu);
-    cudnn_.destroy_tensor_descriptor(per_channel);
-    cudnn_.destroy_tensor_descriptor(activations);
+  void release() {
+    if (relu != nullptr) cudnn_.destroy_activation_descriptor(relu);
+    if (per_channel != nullptr) cudnn_.destroy_tensor_descriptor(per_channel);
+    if (activations != nullptr) cudnn_.destroy_tensor_descriptor(activations);
   }
-  Descriptors(const Descriptors&) = delete;
-  Descriptors& operator=(const Descriptors&) = delete;
 
-  cudnnTensorDescriptor_t activations = nullptr;
-  cudnnTensorDescriptor_t per_channel = nullptr;
-  cudnnActivationDescriptor_t relu = nullptr;
-
- private:
   const CudnnLibrary& cudnn_;
 };
 
@@ -76,8 +87,10 @@ cudnnHandle_t handle_on_current_stream(const CudnnLibrary& cudnn) {
   return handle;
 }
 
+// At least one byte: an empty tensor's null pointer beside a size of 0 is
+// not a buffer every cuDNN version takes.
 at::Tensor bytes(std::size_t size, const at::Tensor& like) {
-  return at::empty({static_cast<std::int64_t>(size)}, like.options().dtype(at::kByte));
+  return at::empty({static_cast<std::int64_t>(std::max<std::size_t>(size, 1))}, like.options().dtype(at::kByte));
 }
 
 // Only a defined tensor's pointer: cuDNN takes null for the residual it does not add.
@@ -110,22 +123,31 @@ class FusedBatchNormRelu : public torch::autograd::Function<FusedBatchNormRelu> 
     at::Tensor reserve = bytes(reserve_size, x);
     const float one = 1.0F;
     const float zero = 0.0F;
-    const cudnnStatus_t status = cudnn.forward_training(
+    check(cudnn, cudnn.forward_training(
         handle, kMode, ops, &one, &zero, descriptors.activations, x.data_ptr(),
         adds ? descriptors.activations : nullptr, pointer_or_null(residual), descriptors.activations, y.data_ptr(),
         descriptors.per_channel, weight.data_ptr(), bias.data_ptr(), exponential_average_factor,
         running_mean.data_ptr(), running_var.data_ptr(), eps, saved_mean.data_ptr(), saved_inverse_std.data_ptr(),
-        descriptors.relu, workspace.data_ptr(), workspace_size, reserve.data_ptr(), reserve_size);
-    if (status != CUDNN_STATUS_SUCCESS) {
-      throw CudnnRefused("cudnnBatchNormalizationForwardTrainingEx returned " + status_text(cudnn, status));
-    }
+        descriptors.relu, workspace.data_ptr(), workspace_size, reserve.data_ptr(), reserve_size),
+          "cudnnBatchNormalizationForwardTrainingEx");
     context->save_for_backward({x, y, weight, bias, saved_mean, saved_inverse_std, reserve});
     context->saved_data["eps"] = eps;
     context->saved_data["adds"] = adds;
     return y;
   }
 
+  // The forward ran fused, so there is no unfused way back: a refusal here is an Error saying how to avoid it.
   static tensor_list backward(AutogradContext* context, tensor_list output_gradients) {
+    try {
+      return fused_backward(context, output_gradients);
+    } catch (const CudnnRefused& refused) {
+      throw Error(std::string("fused batch norm + ReLU backward: ") + refused.what() +
+                  "; set [model] fuse_norm_relu = false to train without it");
+    }
+  }
+
+ private:
+  static tensor_list fused_backward(AutogradContext* context, const tensor_list& output_gradients) {
     const CudnnLibrary& cudnn = CudnnLibrary::loaded();
     const auto saved = context->get_saved_variables();
     const at::Tensor& x = saved[0];

@@ -99,6 +99,11 @@ bool check(std::int64_t batch, const Shape& shape) {
     return false;
   }
   const Pass a = forward_backward(fused, x, residual, upstream, NormFusion::cudnn);
+  const std::string after = orchestrate::fused_ops::why_not_fused(*fused, x, residual);
+  if (!after.empty()) {  // cuDNN refused, and the unfused kernels ran in its place (stderr says why)
+    std::printf("%-34s NOT FUSED: %s\n", label.c_str(), after.c_str());
+    return false;
+  }
   const Pass b = forward_backward(plain, x, residual, upstream, NormFusion::off);
   std::vector<std::pair<std::string, double>> errors = {
       {"y", relative_error(a.y, b.y)},
