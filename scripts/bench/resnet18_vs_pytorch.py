@@ -22,12 +22,13 @@ torch.compile (default mode), timed in the same alternation (its first step,
 which compiles, is left out of the steady rate as orchestrate's is), and
 --graph orchestrate with [run] cuda_graph = "auto" (the forward and backward
 replayed as a CUDA graph) and data_on_device = "auto" (the mock split kept on
-the GPU) beside its defaults.
+the GPU) beside its defaults, and --fused orchestrate with [model]
+fuse_norm_relu = true (cuDNN's fused batch norm + add + ReLU) beside them.
 
 Usage (from the repository root, after scripts/setup and a build):
   ~/.cache/orchestrate/venv-torch-2.11.0/bin/python scripts/bench/resnet18_vs_pytorch.py
       [--device cpu|cuda] [--config SIZE:BATCH:STEPS]... [--repeats 3] [--threads N] [--precision fp32|bf16|fp16]
-      [--compile] [--graph] [--set KEY=VALUE]... [--keep DIR]
+      [--compile] [--graph] [--fused] [--set KEY=VALUE]... [--keep DIR]
 """
 import argparse
 import concurrent.futures
@@ -195,6 +196,9 @@ def main():
     parser.add_argument("--graph", action="store_true",
                         help="also time orchestrate with [run] cuda_graph and data_on_device = \"auto\", in the same "
                              "alternation")
+    parser.add_argument("--fused", action="store_true",
+                        help="also time orchestrate with [model] fuse_norm_relu = true (cuDNN's fused batch norm + "
+                             "ReLU on CUDA fp16), in the same alternation")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a recipe override for orchestrate's runs")
     parser.add_argument("--binary", default="build/bin/orchestrate")
@@ -215,29 +219,35 @@ def main():
     print(f"ResNet-{args.depth}, {args.precision}, SGD momentum, on {args.device}: {describe_machine(args.device)}; "
           f"torch {torch.__version__}, torchvision {torchvision.__version__}, {args.threads} threads, "
           f"{args.repeats} alternating repeats", flush=True)
+    # orchestrate beside its defaults, each in the same alternation: label -> its --set values.
+    variant_sets = {}
+    if args.graph:
+        variant_sets["orchestrate, graph"] = ['run.cuda_graph="auto"', 'run.data_on_device="auto"']
+    if args.fused:
+        variant_sets["orchestrate, fused BN"] = ["model.fuse_norm_relu=true"]
     ratios = []
     with tempfile.TemporaryDirectory() as temporary:
         scratch = args.keep or temporary
         os.makedirs(scratch, exist_ok=True)
         for size, batch, steps in configs:
             print(f"\n{size}x{size} images, batch {batch}, {steps} steps", flush=True)
-            ours, plain, compiled, graphed = [], [], [], []
+            ours, plain, compiled = [], [], []
+            variants = {label: [] for label in variant_sets}
             for repeat in range(args.repeats):
                 ours.append(orchestrate_run(args, size, batch, steps, scratch, repeat))
-                if args.graph:
-                    graphed.append(orchestrate_run(args, size, batch, steps, scratch, repeat,
-                                                   ['run.cuda_graph="auto"', 'run.data_on_device="auto"']))
+                for label, sets in variant_sets.items():
+                    variants[label].append(orchestrate_run(args, size, batch, steps, scratch, repeat, sets))
                 plain.append(pytorch_baseline(args, size, batch, steps))
                 if args.compile:
                     compiled.append(pytorch_baseline(args, size, batch, steps, compiled=True))
             ratios.append(common.print_comparison(ours, plain, f"torchvision resnet{args.depth}"))
             if args.compile:
                 common.print_comparison(ours, compiled, f"resnet{args.depth} compiled")
-            if args.graph:
-                common.print_comparison(graphed, ours, "orchestrate, defaults", "orchestrate, graph")
-                common.print_comparison(graphed, plain, f"torchvision resnet{args.depth}", "orchestrate, graph")
+            for label, results in variants.items():
+                common.print_comparison(results, ours, "orchestrate, defaults", label)
+                common.print_comparison(results, plain, f"torchvision resnet{args.depth}", label)
                 if args.compile:
-                    common.print_comparison(graphed, compiled, f"resnet{args.depth} compiled", "orchestrate, graph")
+                    common.print_comparison(results, compiled, f"resnet{args.depth} compiled", label)
     print("\nratios orchestrate / PyTorch: " +
           ", ".join(f"{size}x{size} batch {batch}: {r:.2f}x" for (size, batch, _), r in zip(configs, ratios)))
 
