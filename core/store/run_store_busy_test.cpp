@@ -21,6 +21,18 @@ namespace {
 // Short, so a locked database is noticed quickly in a test.
 constexpr std::chrono::milliseconds kTestBusyTimeout{50};
 
+// A store that finds its database busy quickly, with one run begun.
+struct BusyTestStore {
+  BusyTestStore() {
+    store.set_busy_timeout(kTestBusyTimeout);
+    id = store.begin_run(sample_run());
+  }
+  ScratchDir dir;
+  std::string path = dir.file("runs.db");
+  RunStore store{path};
+  std::int64_t id = 0;
+};
+
 std::size_t count_of(const std::string& text, const std::string& part) {
   std::size_t count = 0;
   for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) ++count;
@@ -28,11 +40,10 @@ std::size_t count_of(const std::string& text, const std::string& part) {
 }
 
 TEST(RunStoreBusyTest, ABusyDatabaseKeepsEveryRowAndWritesThemInOrderLater) {
-  ScratchDir dir;
-  const std::string path = dir.file("runs.db");
-  RunStore store(path);
-  store.set_busy_timeout(kTestBusyTimeout);
-  const auto id = store.begin_run(sample_run());
+  BusyTestStore scratch;
+  RunStore& store = scratch.store;
+  const std::string& path = scratch.path;
+  const std::int64_t id = scratch.id;
   store.record_step(id, step_number(0));
   store.flush();
 
@@ -88,11 +99,10 @@ TEST(RunStoreBusyTest, ABusyDatabaseKeepsEveryRowAndWritesThemInOrderLater) {
 // checkpoint is then not published), and the record is never written later,
 // while the rows before it still are.
 TEST(RunStoreBusyTest, ACheckpointIsNotRecordedWhileTheDatabaseIsBusyNorLater) {
-  ScratchDir dir;
-  const std::string path = dir.file("runs.db");
-  RunStore store(path);
-  store.set_busy_timeout(kTestBusyTimeout);
-  const auto id = store.begin_run(sample_run());
+  BusyTestStore scratch;
+  RunStore& store = scratch.store;
+  const std::string& path = scratch.path;
+  const std::int64_t id = scratch.id;
   CheckpointRecord checkpoint;
   checkpoint.run_id = id;
   checkpoint.step = 40;
@@ -126,12 +136,11 @@ TEST(RunStoreBusyTest, ACheckpointIsNotRecordedWhileTheDatabaseIsBusyNorLater) {
 }
 
 TEST(RunStoreBusyTest, TheBackgroundFlushRetriesUntilTheLockIsGone) {
-  ScratchDir dir;
-  const std::string path = dir.file("runs.db");
-  RunStore store(path);
-  store.set_busy_timeout(kTestBusyTimeout);
+  BusyTestStore scratch;
+  RunStore& store = scratch.store;
+  const std::string& path = scratch.path;
+  const std::int64_t id = scratch.id;
   store.set_flush_interval(std::chrono::duration<double>(0.05));
-  const auto id = store.begin_run(sample_run());
   RunStore reader(path);
 
   ::testing::internal::CaptureStderr();
@@ -153,11 +162,10 @@ TEST(RunStoreBusyTest, TheBackgroundFlushRetriesUntilTheLockIsGone) {
 }
 
 TEST(RunStoreBusyTest, FinishRunWaitsOutABriefLock) {
-  ScratchDir dir;
-  const std::string path = dir.file("runs.db");
-  RunStore store(path);
-  store.set_busy_timeout(kTestBusyTimeout);
-  const auto id = store.begin_run(sample_run());
+  BusyTestStore scratch;
+  RunStore& store = scratch.store;
+  const std::string& path = scratch.path;
+  const std::int64_t id = scratch.id;
   for (std::int64_t step = 0; step < 3; ++step) store.record_step(id, step_number(step));
 
   auto lock = std::make_unique<DatabaseLock>(path);
