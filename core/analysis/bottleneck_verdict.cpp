@@ -112,8 +112,16 @@ void launch_fixes(const RunFacts& facts, std::vector<std::string>& fixes) {
 
 bool launch_bound(const ThroughputRow& row) {
   const bool cuda = row.device.rfind("cuda", 0) == 0;
+  if (cuda && row.device_busy_share >= 0) return row.device_busy_share < kLaunchBoundBusyShare;
   return cuda && row.mfu() > 0 && row.mfu() < kLaunchBoundMfu && row.median_step_s > 0 &&
          row.median_step_s < kLaunchBoundStepS;
+}
+
+// "; the GPU ran kernels 97 % of the time (NVML)", where the run measured it.
+std::string device_busy_phrase(const ThroughputRow& row) {
+  return row.device_busy_share >= 0 ? "; the GPU ran kernels " + percent(row.device_busy_share) +
+                                          " of the training steps' time (NVML)"
+                                    : "";
 }
 
 }  // namespace
@@ -185,11 +193,18 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
              << "checkpoints) " << percent(between_share) << " of the training time";
     overhead_fixes(row, facts, eval_share, between_share, verdict.fixes);
   } else if (verdict.limit == "launch") {
-    // The arithmetic of a median step at the measured peak, against the step.
-    evidence << "at the measured " << fixed(row.peak_flops_per_s / 1e12, 1) << " TFLOP/s peak the step's arithmetic "
-             << "would take " << fixed(row.mfu() * row.median_step_s * 1e6, 1) << " us of its "
-             << fixed(row.median_step_s * 1e3, 2) << " ms (model FLOPs utilisation " << fixed(100 * row.mfu(), 2)
-             << " %): the GPU waits on kernel launches and the host, not on arithmetic; data wait "
+    if (row.device_busy_share >= 0) {
+      evidence << "the GPU ran kernels only " << percent(row.device_busy_share)
+               << " of the training steps' time (NVML)";
+      if (row.mfu() > 0) evidence << ", at a model FLOPs utilisation of " << fixed(100 * row.mfu(), 2) << " %";
+    } else {
+      // The arithmetic of a median step at the measured peak, against the step.
+      evidence << "at the measured " << fixed(row.peak_flops_per_s / 1e12, 1)
+               << " TFLOP/s peak the step's arithmetic would take " << fixed(row.mfu() * row.median_step_s * 1e6, 1)
+               << " us of its " << fixed(row.median_step_s * 1e3, 2) << " ms (model FLOPs utilisation "
+               << fixed(100 * row.mfu(), 2) << " %)";
+    }
+    evidence << ": the GPU waits on kernel launches and the host, not on arithmetic; data wait "
              << percent(verdict.input_share) << ", sync " << percent(verdict.communication_share);
     launch_fixes(facts, verdict.fixes);
   } else {
@@ -200,6 +215,7 @@ Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
       evidence << "; model FLOPs utilisation " << fixed(100 * row.mfu(), 1) << " % of the measured "
                << fixed(row.peak_flops_per_s / 1e9, 1) << " GFLOP/s peak"
                << (row.devices() > 1 ? " of each of " + std::to_string(row.devices()) + " devices" : std::string());
+    evidence << device_busy_phrase(row);
     compute_fixes(row, facts, verdict.fixes);
   }
   verdict.evidence = evidence.str();
@@ -218,14 +234,6 @@ std::optional<Straggler> find_straggler(const std::vector<ThroughputRow>& ranks)
   if (others_busy <= 0 || busy[slowest] <= 1.1 * others_busy) return std::nullopt;
   return Straggler{ranks[slowest].rank, busy[slowest], others_busy};
 }
-
-}  // namespace orchestrate
-
-namespace orchestrate {
-
-namespace {
-
-}  // namespace
 
 void add_verdict_columns(Table& table, const std::vector<ThroughputRow>& rows, const std::vector<Verdict>& verdicts) {
   table.headers.insert(table.headers.end(), {"limit", "evidence", "fixes"});

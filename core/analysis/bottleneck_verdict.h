@@ -11,9 +11,12 @@
 //   compute        forward, backward and the optimizer: what is left.
 // The verdict names the largest of input, communication and overhead when it
 // takes at least kLimitingShare of the time, and compute otherwise; on a GPU,
-// compute whose arithmetic fills under kLaunchBoundMfu of the measured peak
-// in a step shorter than kLaunchBoundStepS is launch: the device waits on
-// kernel launches and the host, which a faster precision would not help. The fixes
+// compute is launch when the device waits on kernel launches and the host,
+// which a faster precision would not help: measured, when the run recorded
+// how much of its time the GPU ran kernels (NVML; under kLaunchBoundBusyShare
+// is launch), and otherwise inferred from arithmetic that fills under
+// kLaunchBoundMfu of the measured peak in a step shorter than
+// kLaunchBoundStepS. The fixes
 // are recipe keys with values for this run (its resolved recipe and host),
 // the most effective first.
 #pragma once
@@ -37,6 +40,10 @@ inline constexpr double kLimitingShare = 0.2;
 // ResNet-50 fp16 at batch 256 (44 ms, MFU 19 %) is not.
 inline constexpr double kLaunchBoundMfu = 0.02;
 inline constexpr double kLaunchBoundStepS = 0.02;
+// A GPU that ran kernels under this share of a compute-bound run's time sat
+// idle between them for at least a fifth of it: the host's launches are the
+// limit, as kLimitingShare counts a fifth for the other phases.
+inline constexpr double kLaunchBoundBusyShare = 0.8;
 
 // What the verdict reads about a run besides its step timings.
 struct RunFacts {

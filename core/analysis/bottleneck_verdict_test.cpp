@@ -92,6 +92,34 @@ TEST(BottleneckVerdict, ATinyShareOfTheGpusPeakInAShortStepIsLaunchBoundAndAsksF
   EXPECT_EQ(bottleneck_verdict(cpu, facts_with({})).limit, "compute");
 }
 
+// Where the run measured how much of its time the GPU ran kernels (NVML),
+// that decides, not the inference from the arithmetic and the step's length.
+TEST(BottleneckVerdict, AMeasuredIdleGpuIsLaunchBoundAndABusyOneIsNot) {
+  ThroughputRow idle = small_gpu_step();
+  idle.median_step_s = 0.5;  // too long a step for the inference to call it launch-bound
+  idle.device_busy_share = 0.38;
+  const auto verdict = bottleneck_verdict(idle, facts_with({{"run.batch_size", "128"}}));
+  EXPECT_EQ(verdict.limit, "launch");
+  EXPECT_EQ(verdict.evidence.rfind("the GPU ran kernels only 38 % of the training steps' time (NVML), at a model "
+                                   "FLOPs utilisation of ",
+                                   0),
+            0u)
+      << verdict.evidence;
+  EXPECT_NE(verdict.evidence.find("waits on kernel launches and the host"), std::string::npos) << verdict.evidence;
+  EXPECT_TRUE(mentions(verdict, "[run] batch_size = 512 (now 128"));
+
+  ThroughputRow busy = small_gpu_step();  // what the inference alone calls launch-bound
+  busy.device_busy_share = 0.97;
+  const auto compute = bottleneck_verdict(busy, facts_with({}));
+  EXPECT_EQ(compute.limit, "compute");
+  EXPECT_NE(compute.evidence.find("; the GPU ran kernels 97 % of the training steps' time (NVML)"), std::string::npos)
+      << compute.evidence;
+
+  ThroughputRow cpu = row_with(0.05, 0.9, 0, 0.05);
+  cpu.device_busy_share = 0.1;  // a CPU run never has it; if it did, it would not make the CPU launch-bound
+  EXPECT_EQ(bottleneck_verdict(cpu, facts_with({})).limit, "compute");
+}
+
 TEST(BottleneckVerdict, SyncIsCommunicationBoundWithTheBucketAndCompressionFixes) {
   const auto verdict = bottleneck_verdict(
       row_with(0.05, 0.3, 0.6, 0.05),

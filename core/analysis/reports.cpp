@@ -87,6 +87,9 @@ ThroughputRow throughput_of(const RunSummary& run, const std::vector<StepTiming>
   row.flops_per_image = metric(kTrainFlopsPerImageMetric);
   row.peak_flops_per_s = metric(kPeakFlopsMetric);
   row.datasheet_flops_per_s = metric(kDatasheetFlopsMetric);
+  if (const auto it = run.final_metrics.find(kDeviceBusyMetric);
+      it != run.final_metrics.end() && it->second >= 0 && it->second <= 1)
+    row.device_busy_share = it->second;
 
   const std::size_t first = timings.size() >= kMinStepsToDropWarmUp ? 1 : 0;
   row.warmup_steps = static_cast<std::int64_t>(first);
@@ -187,7 +190,7 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
                "p5_images_per_s", "p95_images_per_s", "median_step_s", "p95_step_s", "data_wait_share",
                "compute_share", "sync_share", "optimizer_share", "wall_s", "setup_s", "train_s", "eval_s", "accounted",
                "sent_mib_per_step", "scaling_efficiency", "train_gflop_per_image", "achieved_gflop_per_s",
-               "peak_gflop_per_s", "mfu_percent", "datasheet_mfu_percent"},
+               "peak_gflop_per_s", "mfu_percent", "datasheet_mfu_percent", "gpu_busy_percent"},
               {}};
   if (none([](const ThroughputRow& row) { return row.rank != "job"; })) table.hidden_for_people.insert("rank");
   if (none([](const ThroughputRow& row) { return row.bytes_per_step > 0; }))
@@ -199,6 +202,8 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
         {"train_gflop_per_image", "achieved_gflop_per_s", "peak_gflop_per_s", "mfu_percent"});
   if (none([](const ThroughputRow& row) { return row.datasheet_flops_per_s > 0; }))
     table.hidden_for_people.insert("datasheet_mfu_percent");
+  if (none([](const ThroughputRow& row) { return row.device_busy_share >= 0; }))
+    table.hidden_for_people.insert("gpu_busy_percent");
   const auto known = [](double value, double shown, int decimals) {
     return value > 0 ? number_cell(shown, decimals) : Cell();
   };
@@ -219,7 +224,8 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
          known(row.flops_per_image, row.flops_per_image / 1e9, 6),
          known(row.flops_per_image, row.achieved_flops_per_s() / 1e9, 2),
          known(row.peak_flops_per_s, row.peak_flops_per_s / 1e9, 2), known(row.mfu(), 100 * row.mfu(), 2),
-         known(row.datasheet_mfu(), 100 * row.datasheet_mfu(), 2)});
+         known(row.datasheet_mfu(), 100 * row.datasheet_mfu(), 2),
+         row.device_busy_share >= 0 ? number_cell(100 * row.device_busy_share, 1) : Cell()});
   }
   return table;
 }

@@ -44,6 +44,8 @@ struct ThroughputRow {
   double flops_per_image = 0;        // forward + backward of one training image
   double peak_flops_per_s = 0;       // one device's measured matmul peak
   double datasheet_flops_per_s = 0;  // that GPU's datasheet figure; 0 on a CPU or a GPU not listed
+  // The share of the training time the GPU ran kernels (NVML; kDeviceBusyMetric), or -1: not measured.
+  double device_busy_share = -1;
   double achieved_flops_per_s() const { return images_per_s * flops_per_image; }
   // Achieved FLOP/s over the peak of the devices that trained this row's
   // images: every rank's for the job's row, one for a rank's. 0: unknown.

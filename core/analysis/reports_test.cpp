@@ -86,6 +86,28 @@ TEST(ThroughputTest, MfuIsAchievedFlopsOverThePeakOfEveryDeviceThatTrained) {
   EXPECT_EQ(column("datasheet_mfu_percent"), static_cast<long>(table.headers.size()));  // on a CPU: no column
 }
 
+// The GPU's busy share (NVML, recorded at the run's end) is a column where
+// some run has it; a value no share can be is not read as one.
+TEST(ThroughputTest, TheGpusBusyShareIsAColumnWhereARunMeasuredIt) {
+  RunSummary measured = summary(3, "convnet");
+  measured.final_metrics = {{kDeviceBusyMetric, 0.384}};
+  RunSummary damaged = summary(4, "convnet");
+  damaged.final_metrics = {{kDeviceBusyMetric, 38.4}};  // a percent, where a share belongs
+  const ThroughputRow row = throughput_of(measured, twelve_steps());
+  EXPECT_DOUBLE_EQ(row.device_busy_share, 0.384);
+  EXPECT_EQ(throughput_of(damaged, twelve_steps()).device_busy_share, -1);
+  EXPECT_EQ(throughput_of(summary(5, "cpu"), twelve_steps()).device_busy_share, -1);
+
+  const Table table = for_people(throughput_table({row, throughput_of(summary(5, "cpu"), twelve_steps())}));
+  const auto column = std::find(table.headers.begin(), table.headers.end(), "gpu_busy_percent") - table.headers.begin();
+  ASSERT_LT(column, static_cast<long>(table.headers.size()));
+  EXPECT_EQ(table.rows[0][column].text, "38.4");
+  EXPECT_TRUE(table.rows[1][column].text.empty());
+  const Table unmeasured = for_people(throughput_table({throughput_of(summary(5, "cpu"), twelve_steps())}));
+  EXPECT_EQ(std::find(unmeasured.headers.begin(), unmeasured.headers.end(), "gpu_busy_percent"),
+            unmeasured.headers.end());
+}
+
 TEST(ThroughputTest, NoRunCountedFlopsNoMfuColumns) {
   const Table all = throughput_table({throughput_of(summary(3, "mlp"), twelve_steps())});
   const Table table = for_people(all);

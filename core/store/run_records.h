@@ -118,6 +118,9 @@ struct EventRecord {
 inline constexpr const char* kTrainFlopsPerImageMetric = "perf/train_flops_per_image";  // forward + backward
 inline constexpr const char* kPeakFlopsMetric = "perf/peak_flops_per_s";                 // measured, one device
 inline constexpr const char* kDatasheetFlopsMetric = "perf/datasheet_flops_per_s";       // a listed GPU's
+// Recorded at a run's end on CUDA (engine/train/device_busy.h): the share of
+// the training time the GPU ran kernels, 0 to 1, as NVML measures it.
+inline constexpr const char* kDeviceBusyMetric = "perf/device_busy_share";
 
 // A device's measured peak of matrix products (RunStore::device_peak): what
 // a run's model FLOPs utilisation is taken against.

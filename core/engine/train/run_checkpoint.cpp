@@ -13,6 +13,7 @@ namespace orchestrate {
 
 // Everything a resumed run needs to take the same steps as this one.
 void TrainingRun::save_checkpoint(const std::string& reason) {
+  const DeviceBusy::Pause saving(device_busy_);
   // Every rank comes here together; the gather comes before any test only
   // rank 0 can answer, so no rank is left waiting in it.
   strategy_->gradients().gather_state();

@@ -27,6 +27,7 @@ RunStatus TrainingRun::run() {
   }
   // A stopped job's ranks stop together, so their rows can come to rank 0.
   strategy_->log_point(metrics_, at_.last_epoch, /*with_rank_rows=*/at_.stopped);
+  device_busy_.record(run_.recorder, at_.update);  // the training steps' share, before the last evaluation
   if (at_.stopped) return finish_interrupted();
   // A hook's stop ends the run as its last update would: within the epoch
   // it reached, evaluated and saved.
@@ -154,6 +155,7 @@ CudaGraphStep::Result TrainingRun::forward_backward(const at::Tensor& images, co
 void TrainingRun::after_update(const StepTiming& done, const at::Tensor& loss, const at::Tensor& local_loss,
                                std::int64_t epoch, Clock::time_point end) {
   ++at_.update;
+  device_busy_.step_done();
   // Every second between two updates' ends belongs to one of them: what is
   // not data, compute or optimizer (logging, the store) shows as the rest
   // of total_s, so the report's images/s agrees with the clock.

@@ -26,7 +26,11 @@ TrainingRun::TrainingRun(const RunParts& run, const CheckpointMeta* resume)
       graph_step_(run.settings.run.cuda_graph, run.compute.device, update_step_.parameters(),
                   run.components.micro_batches_per_update, cuda_graph_blocker(), run.recorder),
       metrics_(run.recorder, run.compute.device, run.options.collective, run.settings.run.on_nonfinite,
-               run.settings.flush_seconds, [this](MetricValues& metrics) { add_owned_metrics(metrics); }) {
+               run.settings.flush_seconds, [this](MetricValues& metrics) { add_owned_metrics(metrics); }),
+      device_busy_(run.compute.rank == 0 && run.compute.device.is_cuda()
+                       ? nvml_busy_reader(run.compute.device.has_index() ? run.compute.device.index() : 0)
+                       : DeviceBusy::Reader(),
+                   "NVML") {
   // A hook prints what its recipe asked for (a model's statistics), so
   // --quiet, which drops the progress line, does not drop it.
   run_.hooks.set_printer([this](const std::string& line) { console_.say(line); });
@@ -108,6 +112,7 @@ bool TrainingRun::eval_due(std::int64_t epoch) const {
 }
 
 void TrainingRun::run_eval(std::int64_t epoch) {
+  const DeviceBusy::Pause evaluating(device_busy_);
   strategy_->share_buffers(*c().model);
   const auto start = Clock::now();
   const EvalResult r = evaluate_model(*input_.evaluator, *c().model, run_.compute.device, s().precision.mode,

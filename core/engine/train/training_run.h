@@ -4,6 +4,7 @@
 //   precision            PrecisionPolicy: autocast and the loss scaler
 //   update strategy      UpdateStep (optimizer and wrappers) and DimReduceStage
 //   kernel launches      CudaGraphStep: forward and backward replayed as a CUDA graph
+//   device utilisation   DeviceBusy: how much of the time the GPU ran kernels (NVML)
 //   processes            Strategy: alone or data-parallel, with GradientSync
 //                        (none, bucketed all-reduce, compressed)
 //   checkpoint policy    Checkpointer, assembled in run_checkpoint.cpp
@@ -31,6 +32,7 @@
 #include "engine/setup/components.h"
 #include "engine/setup/compute_setup.h"
 #include "engine/train/cuda_graph_step.h"
+#include "engine/train/device_busy.h"
 #include "engine/train/dim_reduce_stage.h"
 #include "engine/train/precision_policy.h"
 #include "engine/train/run_console.h"
@@ -128,6 +130,7 @@ class TrainingRun {
   DimReduceStage stage2_;
   CudaGraphStep graph_step_;
   TrainMetrics metrics_;
+  DeviceBusy device_busy_;
   RunInput input_;
   TrainPosition at_;
   TrainerState state_;  // every part that keeps state, by name
