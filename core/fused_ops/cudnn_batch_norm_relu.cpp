@@ -148,6 +148,7 @@ class FusedBatchNormRelu : public torch::autograd::Function<FusedBatchNormRelu> 
 
  private:
   static tensor_list fused_backward(AutogradContext* context, const tensor_list& output_gradients) {
+    if (!output_gradients[0].defined()) return tensor_list(8);  // the output reached no loss: no gradients
     const CudnnLibrary& cudnn = CudnnLibrary::loaded();
     const auto saved = context->get_saved_variables();
     const at::Tensor& x = saved[0];
