@@ -39,6 +39,10 @@ const std::vector<Command>& commands() {
        "time the recipe's input pipeline alone (first batch, images/s): orchestrate bench-input RECIPE [--batches N]",
        engine, bench_input_command},
       {"plugins", "list loaded plugins and their components", engine, plugins_command},
+      {"env",
+       "what this machine gives a run: versions, GPUs, CPU, and the GPU features a run would use here: "
+       "orchestrate env [--format F]",
+       engine, env_command},
       {"describe", "show a component's parameters: orchestrate describe KIND NAME", engine, describe_command},
       {"recipes", "list the shipped recipes with what each reproduces: orchestrate recipes [--paths]", front_end,
        recipes_command},

@@ -103,6 +103,7 @@ ORCHESTRATE_ENGINE_COMMAND int eval_command(const std::vector<std::string>& argu
 ORCHESTRATE_ENGINE_COMMAND int bench_input_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int sweep_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int plugins_command(const std::vector<std::string>& arguments);
+ORCHESTRATE_ENGINE_COMMAND int env_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int describe_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int checkpoints_command(const std::vector<std::string>& arguments);
 ORCHESTRATE_ENGINE_COMMAND int weights_export_command(const std::vector<std::string>& arguments);

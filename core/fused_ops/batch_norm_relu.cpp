@@ -60,10 +60,12 @@ std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tens
            " in shape, type, device or layout";
   }
   if (!x.is_cuda()) return "the input is not on a CUDA device";
+  return why_cudnn_cannot_fuse();
+}
+
+std::string why_cudnn_cannot_fuse() {
   if (cudnn_refused.load()) return "cuDNN refused an earlier call";
-  const CudnnLibrary& cudnn = CudnnLibrary::loaded();
-  if (!cudnn.missing.empty()) return cudnn.missing;
-  return "";
+  return CudnnLibrary::loaded().missing;
 }
 
 at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual,

@@ -38,4 +38,8 @@ at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x
 // Why cuDNN's fused kernels do not apply to this call, or "" when they do.
 std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual);
 
+// Why this process cannot run the fused kernels on any input (no cuDNN
+// loaded, or one without the functions), or "" when it can on a CUDA device.
+std::string why_cudnn_cannot_fuse();
+
 }  // namespace orchestrate::fused_ops

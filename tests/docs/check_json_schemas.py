@@ -137,6 +137,7 @@ def main():
                          "describe model resnet_v1")
         check("describe", orchestrate("describe", "recipe", "run", "--format", "json"), "describe recipe run")
         check("plugins", orchestrate("plugins", "--format", "json"), "plugins")
+        check("env", orchestrate("env", "--format", "json"), "env")
         checkpoints = check("checkpoints", orchestrate("checkpoints", "1", "--db", db, "--format", "json"),
                             "checkpoints")
         checkpoint = first["checkpoint"] if first else checkpoints[0]["path"]

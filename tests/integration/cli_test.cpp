@@ -3,8 +3,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sched.h>
+
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "build_paths.h"
@@ -272,6 +276,48 @@ TEST(Cli, PluginsAndDescribe) {
   // Names that contain the typed one rank by edit distance.
   auto resnet = run_orchestrate("describe model resnet");
   EXPECT_NE(resnet.output.find("unknown model 'resnet'; did you mean 'resnet_v1'?"), std::string::npos) << resnet.output;
+}
+
+// `env` agrees with what the machine and the other commands say, on a GPU
+// machine or not.
+TEST(Cli, EnvSaysWhatThisMachineGivesARun) {
+  ScratchDir dir;
+  const std::string store = dir.file("runs.db");
+  auto env = run_orchestrate("env --format json --db " + store);
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  std::map<std::string, std::string> here;
+  for (const auto& row : nlohmann::json::parse(env.output)) here[row["what"]] = row["here"];
+
+  const std::string version = run_orchestrate("--version").output;
+  EXPECT_EQ(version.rfind("orchestrate " + here["orchestrate"].substr(0, here["orchestrate"].find(',')), 0), 0u)
+      << version << here["orchestrate"];
+  EXPECT_NE(version.find("LibTorch " + here["LibTorch"].substr(0, here["LibTorch"].find(','))), std::string::npos)
+      << version << here["LibTorch"];
+
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line) && line.rfind("model name", 0) != 0) {
+  }
+  EXPECT_EQ(here["CPU"], line.substr(line.find(':') + 2));
+  cpu_set_t usable;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(usable), &usable), 0);
+  EXPECT_EQ(here["cores"].rfind(std::to_string(CPU_COUNT(&usable)) + " usable by this process", 0), 0u)
+      << here["cores"];
+
+  if (here["GPUs"].rfind("none", 0) == 0) {
+    EXPECT_EQ(here["GPU busy share"], "not measured: no GPU");
+    EXPECT_EQ(here["fused batch norm + ReLU"].rfind("needs a GPU (cuDNN has the functions", 0), 0u)
+        << here["fused batch norm + ReLU"] << ": the CUDA LibTorch every build uses has loaded its cuDNN";
+  } else {
+    EXPECT_NE(here.count("cuda:0"), 0u) << env.output;
+  }
+
+  EXPECT_EQ(here["run store"], store + " (not created yet)");
+  EXPECT_FALSE(std::filesystem::exists(store)) << "env reads, it writes nothing";
+  std::set<std::string> plugin_names;
+  for (const auto& row : nlohmann::json::parse(run_orchestrate("plugins --format json").output))
+    plugin_names.insert(row["plugin"].get<std::string>());
+  EXPECT_EQ(here["plugins"].rfind(std::to_string(plugin_names.size()) + " loaded from ", 0), 0u) << here["plugins"];
 }
 
 TEST(Cli, PluginWithAnotherApiVersionIsRefused) {
