@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <iostream>
-#include <mutex>
 
 #include "cudnn_batch_norm_relu.h"
 #include "cudnn_library.h"
