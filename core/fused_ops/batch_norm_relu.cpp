@@ -4,6 +4,7 @@
 #include <c10/core/ScalarType.h>
 
 #include <atomic>
+#include <cstdint>
 #include <iostream>
 
 #include "cudnn_batch_norm_relu.h"
@@ -12,8 +13,13 @@
 namespace orchestrate::fused_ops {
 namespace {
 
-// The fused NHWC kernels read channels in groups of four.
+// The fused NHWC kernels read channels in groups of four, with vector loads.
 constexpr std::int64_t kChannelMultiple = 4;
+constexpr std::uintptr_t kAlignmentBytes = 16;
+
+bool aligned(const at::Tensor& tensor) {
+  return reinterpret_cast<std::uintptr_t>(tensor.const_data_ptr()) % kAlignmentBytes == 0;
+}
 
 // Set once cuDNN has refused a fused call: every later call of the process
 // runs unfused, and the line saying why is printed once.
@@ -57,6 +63,9 @@ std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tens
        residual.device() != x.device() || !residual.is_contiguous(at::MemoryFormat::ChannelsLast))) {
     return "the residual " + shape_of(residual) + " differs from the input " + shape_of(x) +
            " in shape, type, device or layout";
+  }
+  if (!aligned(x) || (residual.defined() && !aligned(residual))) {
+    return "the input or the residual does not start on a " + std::to_string(kAlignmentBytes) + "-byte boundary";
   }
   if (!x.is_cuda()) return "the input is not on a CUDA device";
   return why_cudnn_cannot_fuse();

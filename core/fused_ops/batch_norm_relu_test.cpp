@@ -79,6 +79,15 @@ TEST(BatchNormRelu, NamesWhatTheFusedKernelsDoNotTake) {
   EXPECT_EQ(why_not_fused(*norm, fits, half_channels_last(8).narrow(0, 0, 1)),
             "the residual [1, 8, 3, 3] differs from the input [2, 8, 3, 3] in shape, type, device or layout");
 
+  const at::Tensor wider = half_channels_last(8 + 1).narrow(1, 1, 8);  // a view 2 bytes into its storage
+  const at::Tensor offset = at::empty({2 * 8 * 3 * 3 + 1}, at::kHalf).narrow(0, 1, 2 * 8 * 3 * 3)
+                                .view({2, 3, 3, 8}).permute({0, 3, 1, 2});
+  ASSERT_TRUE(offset.is_contiguous(at::MemoryFormat::ChannelsLast));
+  EXPECT_EQ(why_not_fused(*norm, offset, at::Tensor()),
+            "the input or the residual does not start on a 16-byte boundary");
+  EXPECT_EQ(why_not_fused(*norm, fits, offset), "the input or the residual does not start on a 16-byte boundary");
+  EXPECT_EQ(why_not_fused(*norm, wider, at::Tensor()), "the input is not channels_last") << "a channel slice is not dense";
+
   auto six = norm_with_statistics(6, 3);
   EXPECT_EQ(why_not_fused(*six, half_channels_last(6), at::Tensor()), "6 channels, not a multiple of 4");
   nn::BatchNorm2d plain(nn::BatchNorm2dOptions(8).affine(false));
