@@ -105,7 +105,7 @@ void add_gpus(Rows& rows) {
   }
   // What a CUDA run would use here, and otherwise why not.
   std::string busy = count == 0 ? "not measured: no GPU" : "";
-  if (busy.empty()) busy = nvml_busy_reader(0) ? "measured by NVML (report throughput's gpu_busy_percent)"
+  if (busy.empty()) busy = nvml_answers(0) ? "measured by NVML (report throughput's gpu_busy_percent)"
                                                : "not measured: NVML (libnvidia-ml.so.1, the driver's) does not "
                                                  "answer; the verdict infers launch-bound runs instead";
   rows.add("GPU busy share", busy);

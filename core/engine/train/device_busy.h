@@ -12,8 +12,8 @@
 // training thread never waits on NVML. At the run's end the mean is the
 // run's metric kDeviceBusyMetric (store/run_records.h), which the
 // throughput verdict reads, and an event "device_busy" says how it was
-// taken. Off CUDA, without NVML, or on a rank other than 0, nothing is
-// sampled or recorded.
+// taken. Off CUDA or on a rank other than 0 nothing is sampled; without
+// NVML every reading is none, and nothing is recorded.
 #pragma once
 
 #include <chrono>
@@ -85,9 +85,12 @@ class DeviceBusy {
   std::thread thread_;
 };
 
-// NVML's reading for `device_index` (a CUDA device of this process), or an
-// empty Reader when NVML (the driver's libnvidia-ml.so.1) is not there or
-// does not know the device.
+// NVML's reading for `device_index` (a CUDA device of this process). NVML
+// (the driver's libnvidia-ml.so.1) is opened at the first reading, on the
+// sampling thread; where it is not there or does not know the device, every
+// reading is none, and nothing is recorded.
 DeviceBusy::Reader nvml_busy_reader(int device_index);
+// Whether NVML gives a reading for the device now (orchestrate env).
+bool nvml_answers(int device_index);
 
 }  // namespace orchestrate

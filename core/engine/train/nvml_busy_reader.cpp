@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <memory>
+#include <mutex>
 
 #include "engine/train/device_busy.h"
 
@@ -27,24 +29,52 @@ using NvmlUtilizationRates = int (*)(NvmlDevice, NvmlUtilization*);
 // id is the same device to both.
 constexpr int kPciBusIdLength = 64;
 
+// NVML opened for one device, on first use: nvmlInit enumerates every GPU
+// of the node, which can take a good part of a second, so it runs on the
+// sampling thread, not in the run's setup.
+class NvmlDeviceReading {
+ public:
+  explicit NvmlDeviceReading(int device_index) : device_index_(device_index) {}
+
+  std::optional<double> percent() {
+    std::call_once(opened_, [this] { open(); });
+    if (utilization_ == nullptr) return std::nullopt;
+    NvmlUtilization rates{};
+    if (utilization_(device_, &rates) != kNvmlSuccess) return std::nullopt;
+    return static_cast<double>(rates.gpu);
+  }
+
+ private:
+  void open() {
+    void* library = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (library == nullptr) return;
+    const auto init = reinterpret_cast<NvmlInit>(dlsym(library, "nvmlInit_v2"));
+    const auto handle_of =
+        reinterpret_cast<NvmlHandleByPciBusId>(dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
+    const auto utilization = reinterpret_cast<NvmlUtilizationRates>(dlsym(library, "nvmlDeviceGetUtilizationRates"));
+    if (init == nullptr || handle_of == nullptr || utilization == nullptr || init() != kNvmlSuccess) return;
+    std::array<char, kPciBusIdLength> bus_id{};
+    if (cudaDeviceGetPCIBusId(bus_id.data(), kPciBusIdLength, device_index_) != cudaSuccess) {
+      (void)cudaGetLastError();  // the next CUDA call's error must be its own
+      return;
+    }
+    if (handle_of(bus_id.data(), &device_) != kNvmlSuccess) return;
+    utilization_ = utilization;
+  }
+
+  const int device_index_;
+  std::once_flag opened_;
+  NvmlDevice device_ = nullptr;
+  NvmlUtilizationRates utilization_ = nullptr;
+};
+
 }  // namespace
 
 DeviceBusy::Reader nvml_busy_reader(int device_index) {
-  void* library = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (library == nullptr) return {};
-  const auto init = reinterpret_cast<NvmlInit>(dlsym(library, "nvmlInit_v2"));
-  const auto handle_of = reinterpret_cast<NvmlHandleByPciBusId>(dlsym(library, "nvmlDeviceGetHandleByPciBusId_v2"));
-  const auto utilization = reinterpret_cast<NvmlUtilizationRates>(dlsym(library, "nvmlDeviceGetUtilizationRates"));
-  if (init == nullptr || handle_of == nullptr || utilization == nullptr || init() != kNvmlSuccess) return {};
-  std::array<char, kPciBusIdLength> bus_id{};
-  if (cudaDeviceGetPCIBusId(bus_id.data(), kPciBusIdLength, device_index) != cudaSuccess) return {};
-  NvmlDevice device = nullptr;
-  if (handle_of(bus_id.data(), &device) != kNvmlSuccess) return {};
-  return [utilization, device]() -> std::optional<double> {
-    NvmlUtilization rates{};
-    if (utilization(device, &rates) != kNvmlSuccess) return std::nullopt;
-    return static_cast<double>(rates.gpu);
-  };
+  auto reading = std::make_shared<NvmlDeviceReading>(device_index);
+  return [reading]() { return reading->percent(); };
 }
+
+bool nvml_answers(int device_index) { return NvmlDeviceReading(device_index).percent().has_value(); }
 
 }  // namespace orchestrate
