@@ -86,7 +86,8 @@ TEST(BatchNormRelu, NamesWhatTheFusedKernelsDoNotTake) {
   EXPECT_EQ(why_not_fused(*norm, offset, at::Tensor()),
             "the input or the residual does not start on a 16-byte boundary");
   EXPECT_EQ(why_not_fused(*norm, fits, offset), "the input or the residual does not start on a 16-byte boundary");
-  EXPECT_EQ(why_not_fused(*norm, wider, at::Tensor()), "the input is not channels_last") << "a channel slice is not dense";
+  EXPECT_EQ(why_not_fused(*norm, wider, at::Tensor()), "the input is not channels_last")
+      << "a channel slice is not dense";
 
   auto six = norm_with_statistics(6, 3);
   EXPECT_EQ(why_not_fused(*six, half_channels_last(6), at::Tensor()), "6 channels, not a multiple of 4");
