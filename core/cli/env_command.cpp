@@ -23,6 +23,7 @@
 #include "cli/options.h"
 #include "cli/plugin_options.h"
 #include "engine/recipe/usable_cores.h"
+#include "engine/setup/device_peak_cache.h"
 #include "engine/setup/matmul_peak.h"
 #include "engine/setup/plugin_host.h"
 #include "engine/train/device_busy.h"
@@ -127,6 +128,38 @@ void add_cpu(Rows& rows) {
                                                            : std::string()));
 }
 
+// The matmul peaks this host's runs take their MFU against, from the host's
+// cache, read only (env creates nothing).
+void add_peaks(Rows& rows) {
+  const std::string path = host_peak_cache_path();
+  std::vector<DevicePeak> peaks;
+  std::string trouble;
+  if (!path.empty() && std::filesystem::exists(path)) {
+    try {
+      peaks = RunStore(path, StoreAccess::read_only).device_peaks(this_host_name());
+    } catch (const std::exception& e) {
+      trouble = exception_reason(e);
+    }
+  }
+  if (peaks.empty()) {
+    rows.add("matmul peak", trouble.empty() ? "none measured on this host yet (a run measures it before its first "
+                                              "step, for its MFU)"
+                                            : "the host's cache cannot be read: " + trouble);
+    return;
+  }
+  for (const DevicePeak& peak : peaks) {
+    // A GPU's in TFLOP/s (760.3), a CPU's in GFLOP/s (197.8).
+    const bool tera = peak.flops_per_s >= 1e12;
+    std::ostringstream text;
+    text << std::fixed << std::setprecision(1) << peak.flops_per_s / (tera ? 1e12 : 1e9)
+         << (tera ? " TFLOP/s (" : " GFLOP/s (") << peak.measured_at << ", " << peak.method << ")";
+    const std::string threads = peak.threads == 1 ? ", 1 thread"
+                                : peak.threads > 1 ? ", " + std::to_string(peak.threads) + " threads"
+                                                   : std::string();
+    rows.add("matmul peak, " + peak.device + " " + peak.precision + threads, text.str());
+  }
+}
+
 void add_paths(Rows& rows, const std::string& plugin_path_option, const std::string& store_flag) {
   const std::string store = RunStore::resolve_path(store_flag);
   rows.add("run store", store + (std::filesystem::exists(store) ? "" : " (not created yet)"));
@@ -154,6 +187,7 @@ int env_command(const std::vector<std::string>& arguments) {
   add_versions(rows);
   add_gpus(rows);
   add_cpu(rows);
+  add_peaks(rows);
   add_paths(rows, values["plugin-path"].as<std::string>(), values["db"].as<std::string>());
   std::cout << render(rows.table, format) << std::flush;
   return 0;

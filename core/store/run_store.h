@@ -144,6 +144,8 @@ class RunStore {
   std::optional<DevicePeak> device_peak(const std::string& host, const std::string& device,
                                         const std::string& precision, int threads) const;
   void record_device_peak(const DevicePeak& peak);
+  // Every peak recorded for `host`, by device, precision and threads.
+  std::vector<DevicePeak> device_peaks(const std::string& host) const;
 
   // Sweeps (run_store_sweeps.cpp). begin_sweep inserts the sweep (state
   // running, started now, this host and process) and its trials (pending),

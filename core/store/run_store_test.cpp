@@ -134,6 +134,14 @@ TEST(RunStoreTest, KeepsOnePeakPerHostDevicePrecisionAndThreads) {
   EXPECT_EQ(store.device_peak("node7", "AMD EPYC 7B13", "fp32", 1)->flops_per_s, 48e9);
   EXPECT_FALSE(store.device_peak("node7", "AMD EPYC 7B13", "bf16", 2));
   EXPECT_FALSE(store.device_peak("node8", "AMD EPYC 7B13", "fp32", 2));
+
+  const auto node7 = store.device_peaks("node7");  // what `orchestrate env` lists
+  ASSERT_EQ(node7.size(), 2U);
+  EXPECT_EQ(node7[0].threads, 1);
+  EXPECT_EQ(node7[0].flops_per_s, 48e9);
+  EXPECT_EQ(node7[1].threads, 2);
+  EXPECT_EQ(node7[1].method, "measured again");
+  EXPECT_TRUE(store.device_peaks("node8").empty());
 }
 
 TEST(RunStoreTest, FinalMetricIsTheValueAtTheHighestStep) {

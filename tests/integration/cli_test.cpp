@@ -312,6 +312,12 @@ TEST(Cli, EnvSaysWhatThisMachineGivesARun) {
     EXPECT_NE(here.count("cuda:0"), 0u) << env.output;
   }
 
+  std::size_t peak_rows = 0;
+  for (const auto& [what, text] : here) peak_rows += what.rfind("matmul peak", 0) == 0;
+  EXPECT_GE(peak_rows, 1u) << "the host's peaks, or a line saying none is measured yet:\n" << env.output;
+  if (here.count("matmul peak"))
+    EXPECT_EQ(here["matmul peak"].rfind("none measured on this host yet", 0), 0u) << here["matmul peak"];
+
   EXPECT_EQ(here["run store"], store + " (not created yet)");
   EXPECT_FALSE(std::filesystem::exists(store)) << "env reads, it writes nothing";
   std::set<std::string> plugin_names;

@@ -29,15 +29,24 @@ std::string host_cache_note(const std::exception& e) {
 // or it cannot be opened (damaged, another program's file, a read-only
 // home; `note` says why).
 std::optional<RunStore> open_host_peaks(std::string& note) {
-  const std::string dir = orchestrate_cache_dir();
-  if (dir.empty()) return std::nullopt;
+  const std::string path = host_peak_cache_path();
+  if (path.empty()) return std::nullopt;
   try {
-    return RunStore(dir + "/device_peaks.db");
+    return RunStore(path);
   } catch (const std::exception& e) {
     note = host_cache_note(e);
     return std::nullopt;
   }
 }
+
+}  // namespace
+
+std::string host_peak_cache_path() {
+  const std::string dir = orchestrate_cache_dir();
+  return dir.empty() ? "" : dir + "/device_peaks.db";
+}
+
+namespace {
 
 struct PeakKey {
   std::string host, device, precision;

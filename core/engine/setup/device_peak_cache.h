@@ -31,6 +31,10 @@ inline constexpr double kIdleLoadPerCore = 0.5;
 // an MFU of 0 % or none at all.
 inline constexpr double kMostPlausiblePeakFlopsPerSecond = 1e17;
 
+// The host's own store of peaks, shared by every run store on the host:
+// device_peaks.db in the cache directory ("" when there is none).
+std::string host_peak_cache_path();
+
 struct FoundPeak {
   DevicePeak peak;
   std::string note;  // "; ..." for the run's utilisation event: why a cache was passed over, a mark
