@@ -26,8 +26,8 @@ std::optional<DevicePeak> RunStore::device_peak(const std::string& host, const s
                                                 const std::string& precision, int threads) const {
   Impl& s = *impl_;
   return s.locked("reading the peak of " + device, [&]() -> std::optional<DevicePeak> {
-    SQLite::Statement query(s.db, std::string(kPeakColumns) +
-                                      " FROM device_peaks WHERE host = ? AND device = ? AND precision = ? AND threads = ?");
+    SQLite::Statement query(s.db, std::string(kPeakColumns) + " FROM device_peaks"
+                                      " WHERE host = ? AND device = ? AND precision = ? AND threads = ?");
     query.bind(1, host);
     query.bind(2, device);
     query.bind(3, precision);
