@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iomanip>
 #include <sstream>
 
@@ -334,5 +335,15 @@ std::string fixed(double value, int decimals) {
 }
 
 std::string percent(double share) { return fixed(100 * share, 0) + " %"; }
+
+std::string flops_text(double flops, const char* per) {
+  const char* unit = "MFLOP";
+  double scale = 1e6;
+  if (flops >= 1e12) unit = "TFLOP", scale = 1e12;
+  else if (flops >= 1e9) unit = "GFLOP", scale = 1e9;
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f %s%s", flops / scale >= 100 ? 0 : 1, flops / scale, unit, per);
+  return text;
+}
 
 }  // namespace orchestrate

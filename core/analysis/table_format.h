@@ -113,4 +113,8 @@ std::string fixed(double value, int decimals);
 // A share as whole percent for people: 0.314 -> "31 %".
 std::string percent(double share);
 
+// FLOPs or a rate readable at any scale: "16.8 MFLOP", "98.3 GFLOP/s", "612 TFLOP/s"
+// (`per`: "" or "/s").
+std::string flops_text(double flops, const char* per);
+
 }  // namespace orchestrate

@@ -41,8 +41,9 @@ std::string cuda_version_text(int version) {
   return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
-// 91900 -> "9.19.0", as cuDNN 9 writes its versions.
-std::string cudnn_version_text(long version) {
+// major * 10000 + minor * 100 + patch, as cuDNN 9 (91900) and NCCL >= 2.9
+// (22809) pack their versions -> "9.19.0", "2.28.9".
+std::string packed_version_text(long version) {
   return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
          std::to_string(version % 100);
 }
@@ -53,9 +54,7 @@ std::string nccl_version() {
   const auto get_version = reinterpret_cast<GetVersion>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
   int version = 0;
   if (get_version == nullptr || get_version(&version) != 0) return "";
-  // 22703 -> 2.27.3 (NCCL >= 2.9 packs major * 10000 + minor * 100 + patch).
-  return std::to_string(version / 10000) + "." + std::to_string(version % 10000 / 100) + "." +
-         std::to_string(version % 100);
+  return packed_version_text(version);
 }
 
 std::string gib(std::size_t bytes) {
@@ -84,7 +83,7 @@ void add_versions(Rows& rows) {
                                                                                        : "none (no NVIDIA driver)");
   (void)cudaGetLastError();
   if (at::globalContext().hasCuDNN())
-    rows.add("cuDNN", cudnn_version_text(at::detail::getCUDAHooks().versionRuntimeCuDNN()));
+    rows.add("cuDNN", packed_version_text(at::detail::getCUDAHooks().versionRuntimeCuDNN()));
   const std::string nccl = nccl_version();
   rows.add("NCCL", nccl.empty() ? "not loaded (data-parallel CUDA jobs need it; Gloo serves the CPU)" : nccl);
 }
@@ -148,15 +147,11 @@ void add_peaks(Rows& rows) {
     return;
   }
   for (const DevicePeak& peak : peaks) {
-    // A GPU's in TFLOP/s (760.3), a CPU's in GFLOP/s (197.8).
-    const bool tera = peak.flops_per_s >= 1e12;
-    std::ostringstream text;
-    text << std::fixed << std::setprecision(1) << peak.flops_per_s / (tera ? 1e12 : 1e9)
-         << (tera ? " TFLOP/s (" : " GFLOP/s (") << peak.measured_at << ", " << peak.method << ")";
     const std::string threads = peak.threads == 1 ? ", 1 thread"
                                 : peak.threads > 1 ? ", " + std::to_string(peak.threads) + " threads"
                                                    : std::string();
-    rows.add("matmul peak, " + peak.device + " " + peak.precision + threads, text.str());
+    rows.add("matmul peak, " + peak.device + " " + peak.precision + threads,
+             flops_text(peak.flops_per_s, "/s") + " (" + peak.measured_at + ", " + peak.method + ")");
   }
 }
 

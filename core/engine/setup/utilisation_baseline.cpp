@@ -1,29 +1,15 @@
 #include "engine/setup/utilisation_baseline.h"
 
 #include <algorithm>
-#include <cstdio>
 
 #include "analysis/reports.h"
+#include "analysis/table_format.h"
 #include "engine/setup/device_peak_cache.h"
 #include "engine/setup/matmul_peak.h"
 #include "orchestrate/error.h"
 #include "orchestrate/model_flops.h"
 
 namespace orchestrate {
-namespace {
-
-// "16.8 MFLOP", "98.3 GFLOP/s", "612 TFLOP/s": readable at any scale.
-std::string flops_text(double flops, const char* per) {
-  const char* unit = "MFLOP";
-  double scale = 1e6;
-  if (flops >= 1e12) unit = "TFLOP", scale = 1e12;
-  else if (flops >= 1e9) unit = "GFLOP", scale = 1e9;
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f %s%s", flops / scale >= 100 ? 0 : 1, flops / scale, unit, per);
-  return text;
-}
-
-}  // namespace
 
 void record_utilisation_baseline(RunStore& store, std::int64_t run_id, Model& model, const ModelInput& input,
                                  const ComputeSetup& compute, PrecisionMode mode) {

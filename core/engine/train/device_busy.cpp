@@ -23,12 +23,12 @@ void DeviceBusy::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+// Called at every step's end: after the first, one relaxed load and no lock.
 void DeviceBusy::step_done() {
-  if (!reader_) return;
+  if (!reader_ || sampling_.load(std::memory_order_relaxed)) return;
   const std::lock_guard lock(mutex_);
-  if (sampling_) return;
-  sampling_ = true;
   drop_next_ = true;  // its period reaches back into the first step
+  sampling_ = true;
 }
 
 DeviceBusy::Pause::Pause(DeviceBusy& busy) : busy_(busy) { busy_.set_paused(true); }

@@ -16,6 +16,7 @@
 // NVML every reading is none, and nothing is recorded.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -77,7 +78,7 @@ class DeviceBusy {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  bool sampling_ = false;    // the first step has ended
+  std::atomic<bool> sampling_{false};  // the first step has ended: step_done's only read, without the lock
   int pauses_ = 0;           // live Pause objects
   bool drop_next_ = false;   // the next reading may reach back into a pause
   double percent_sum_ = 0;
