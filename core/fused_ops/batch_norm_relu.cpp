@@ -25,6 +25,8 @@ bool aligned(const at::Tensor& tensor) {
 // runs unfused, and the line saying why is printed once.
 std::atomic<bool> cudnn_refused{false};
 
+// "[2, 8, 3, 3]". Core's shape_text lives in its checkpoint library, which
+// this SDK part (linked into plugins) does not link.
 std::string shape_of(const at::Tensor& tensor) {
   std::string text = "[";
   for (std::int64_t d = 0; d < tensor.dim(); ++d) text += (d ? ", " : "") + std::to_string(tensor.size(d));
