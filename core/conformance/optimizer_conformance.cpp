@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <torch/optim/optimizer.h>
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -41,6 +42,36 @@ class OptimizerConformance : public testing::TestWithParam<std::string> {
   at::Tensor bias_ = at::tensor(std::vector<float>{0.5f}).requires_grad_();
 };
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(OptimizerConformance);
+
+// An optimizer that skips on the device (SkipsOnDevice) leaves no trace of
+// a skipped step: with one skipped after the first step and every other
+// step handed a flag of 0, four steps end where four plain ones do.
+TEST_P(OptimizerConformance, OneThatSkipsOnTheDeviceLeavesASkippedStepNoTrace) {
+  const auto plain_weights = weights_.detach().clone(), plain_bias = bias_.detach().clone();
+  const auto skipping = make();
+  auto* skipper = dynamic_cast<orchestrate::SkipsOnDevice*>(skipping.get());
+  if (skipper == nullptr) return;  // the host reads each check before stepping it
+  for (int step = 0; step < 4; ++step) {
+    if (step == 1) {
+      skipping->zero_grad();
+      loss().backward();
+      for (auto* p : {&weights_, &bias_}) p->mutable_grad().fill_(std::numeric_limits<float>::infinity());
+      skipper->skip_next_step_if(at::ones({}));
+      skipping->step();
+    }
+    skipper->skip_next_step_if(at::zeros({}));
+    take_steps(*skipping, 1);
+  }
+  const auto skipped_weights = weights_.detach().clone(), skipped_bias = bias_.detach().clone();
+  {
+    at::NoGradGuard no_grad;
+    weights_.copy_(plain_weights);
+    bias_.copy_(plain_bias);
+  }
+  take_steps(*make(), 4);
+  EXPECT_TRUE(skipped_weights.equal(weights_.detach())) << "a skipped step left a trace";
+  EXPECT_TRUE(skipped_bias.equal(bias_.detach())) << "a skipped step left a trace";
+}
 
 TEST_P(OptimizerConformance, DeclaresARealLearningRate) {
   const auto* lr = registry().optimizers().get(GetParam()).info.schema.find(orchestrate::ParamRole::learning_rate);

@@ -7,6 +7,7 @@
 #include <torch/optim/sgd.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,6 +61,46 @@ TEST_P(WrapperConformance, DrivenLikeTheHostItStepsAndHonoursLrZero) {
     EXPECT_EQ(name.rfind("train/", 0), 0u) << name << ": wrapper metrics are train/*";
     EXPECT_EQ(value.dim(), 0) << name << ": a metric is a 0-dim tensor";
   }
+}
+
+// A wrapper that declares only_rewrites_gradients runs on updates the
+// optimizer then skips on the device: around such an update (inf
+// gradients, no base step) the weights and its state stay as they were.
+TEST_P(WrapperConformance, OneThatOnlyRewritesGradientsLeavesASkippedUpdateNoTrace) {
+  const auto& entry = registry().optimizer_wrappers().get(GetParam());
+  if (!entry.meta.only_rewrites_gradients) return;  // the host reads the check before stepping it
+  auto weights = at::tensor(std::vector<float>{1.0f, -2.0f, 3.0f}).requires_grad_();
+  auto bias = at::tensor(std::vector<float>{0.5f}).requires_grad_();
+  const auto context = two_groups(weights, bias);
+  const auto wrapper = entry.create(params_for(ComponentKind::optimizer_wrapper, GetParam()),
+                                    orchestrate::WrapperContext{context.groups, 0.1});
+  ASSERT_NE(wrapper, nullptr);
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  for (const auto& group : context.groups)
+    groups.emplace_back(orchestrate::tensors_of(group), std::make_unique<torch::optim::SGDOptions>(0.1));
+  torch::optim::SGD base(groups, torch::optim::SGDOptions(0.1));
+  std::map<std::string, at::Tensor> metrics;
+  auto update = [&](std::int64_t index, bool overflowed) {
+    base.zero_grad();
+    ((weights * weights).sum() + (bias * bias).sum()).backward();
+    if (overflowed)
+      for (auto* p : {&weights, &bias}) p->mutable_grad().fill_(std::numeric_limits<float>::infinity());
+    orchestrate::UpdateView view{base, metrics, index};
+    wrapper->before_step(view);
+    if (!overflowed) base.step();
+    wrapper->after_step(view);
+  };
+  update(0, false);
+  const auto weights_before = weights.detach().clone();
+  const auto bias_before = bias.detach().clone();
+  const auto state_before = wrapper->state_dict();
+  update(1, true);
+  EXPECT_TRUE(weights.detach().equal(weights_before)) << "the skipped update moved the weights";
+  EXPECT_TRUE(bias.detach().equal(bias_before)) << "the skipped update moved the bias";
+  const auto state_after = wrapper->state_dict();
+  ASSERT_EQ(state_after.size(), state_before.size());
+  for (const auto& [name, value] : state_before)
+    EXPECT_TRUE(state_after.count(name) && state_after.at(name).equal(value)) << name << " changed on a skipped update";
 }
 
 INSTANTIATE_TEST_SUITE_P(All, WrapperConformance,

@@ -39,6 +39,7 @@ void Hook::on_train_begin(const TrainBegin&, HookSink&) {}
 void Hook::before_update(std::int64_t) {}
 void Hook::after_update(const StepView&, HookSink&) {}
 void Hook::on_train_end(const TrainEnd&, HookSink&) {}
+SkipsOnDevice::~SkipsOnDevice() = default;
 OptimizerWrapper::~OptimizerWrapper() = default;
 void OptimizerWrapper::before_step(UpdateView&) {}
 void OptimizerWrapper::after_step(UpdateView&) {}

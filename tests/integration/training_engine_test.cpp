@@ -107,6 +107,43 @@ TEST(TrainingEngine, Fp16WithStaticLossScaleRecordsTheScale) {
   EXPECT_EQ(run->final_metrics.at("train/skipped_updates"), 0);
 }
 
+// fp16 at a loss scale that overflows: every such update is skipped on the
+// device (momentum behind batch_gradients and lars), then named one by one;
+// an optimizer that cannot skip there is stepped after a host check, and
+// the run says which optimizer made it wait.
+TEST(TrainingEngine, Fp16OverflowsAreSkippedOnTheDeviceAndEachIsNamed) {
+  ScratchDir dir;
+  const auto recipe = dir.write("lars.toml", kLarsRecipe);
+  const auto db = dir.file("runs.db");
+  const std::string overflowing = " --quiet --set precision.mode=fp16 --set precision.loss_scale=1e12"
+                                  " --set run.max_steps=12 --set eval.enabled=false";
+  const auto result = run_orchestrate("run " + recipe + " --db " + db + overflowing);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  RunStore store(db);
+  const auto run = store.find_run("mock_lars");
+  ASSERT_TRUE(run);
+  const auto id = std::to_string(run->id);
+  const auto skipped = run->final_metrics.at("train/skipped_updates");
+  EXPECT_GT(skipped, 0);
+  EXPECT_EQ(sql(db, "select count(*) from events where run_id=" + id + " and kind='skipped_update'"),
+            std::to_string(static_cast<int>(skipped)) + "\n");
+  EXPECT_EQ(sql(db, "select message from events where run_id=" + id + " and kind='skipped_update' limit 1"),
+            "update 1 (epoch 1) skipped: inf/nan gradients at loss scale 999999995904.000000\n");
+  EXPECT_NE(sql(db, "select message from events where run_id=" + id + " and kind='skip_check'")
+                .find("skipped on the device"),
+            std::string::npos);
+
+  const auto waiting = run_orchestrate("run " + recipe + " --db " + db + overflowing +
+                                       " --set run.name=waits --set optimizer.plugin=adadelta"
+                                       " --set optimizer.wrappers=[] --set optimizer.lr=0.01");
+  ASSERT_EQ(waiting.exit_code, 0) << waiting.output;
+  const auto waits = std::to_string(store.find_run("waits")->id);
+  EXPECT_NE(sql(db, "select message from events where run_id=" + waits + " and kind='skip_check'")
+                .find("waits for the host to read its inf/nan check: optimizer adadelta cannot skip"),
+            std::string::npos);
+  EXPECT_NE(sql(db, "select count(*) from events where run_id=" + waits + " and kind='skipped_update'"), "0\n");
+}
+
 TEST(TrainingEngine, NonFiniteLossStopsOrIsSkippedAndNamed) {
   ScratchDir dir;
   const auto recipe = dir.write("lars.toml", kLarsRecipe);

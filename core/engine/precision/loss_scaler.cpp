@@ -3,6 +3,7 @@
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 #include <ATen/ops/_amp_update_scale.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/maximum.h>
 #include <c10/core/GradMode.h>
 
 #include "orchestrate/error.h"
@@ -114,7 +115,7 @@ at::Tensor LossScaler::unscale_(const std::vector<at::Tensor>& grads) {
     at::Tensor found_there = scalar_tensor(0, at::kFloat, group.device);
     at::_amp_foreach_non_finite_check_and_unscale_(group.values, found_there,
                                                    inv_scale.to(group.device, /*non_blocking=*/true));
-    found_inf.add_(found_there.to(scale_.device(), /*non_blocking=*/true));
+    found_inf = at::maximum(found_inf, found_there.to(scale_.device(), /*non_blocking=*/true));  // still 0 or 1
   }
   return found_inf;
 }

@@ -37,8 +37,10 @@ class LossScaler : public Stateful {
   at::Tensor scale(const at::Tensor& loss);
 
   // Divides the gradients in place by the scale and returns found_inf: a 0-dim
-  // float tensor on the scaler's device (the loss's), nonzero when any
-  // gradient has an inf or nan; gradients on other devices are checked there. Undefined gradients are skipped; float16 gradients are refused
+  // float tensor on the scaler's device (the loss's), 1 when any
+  // gradient has an inf or nan, else 0 (ATen's fused optimizers skip at
+  // exactly 1); gradients on other devices are checked there. Undefined
+  // gradients are skipped; float16 gradients are refused
   // (as GradScaler does: keep parameters in fp32, autocast computes in fp16).
   // Off: gradients untouched, found_inf is a CPU zero.
   at::Tensor unscale_(const std::vector<at::Tensor>& grads);
@@ -51,6 +53,8 @@ class LossScaler : public Stateful {
   // be skipped (in fixed mode too, as MoXing does). Reads the device: a sync.
   static bool found_inf_value(const at::Tensor& found_inf);
 
+  // The scale, 0-dim float32 on the loss's device; not read.
+  const at::Tensor& scale_tensor() const { return scale_; }
   // Reads the device (a sync): for logging and tests, not for every step.
   double scale_value() const;
   std::int64_t skipped_updates() const;

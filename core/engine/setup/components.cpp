@@ -26,6 +26,15 @@ void require(const T& made, const std::string& table, const std::string& plugin,
   if (!made) throw Error("[" + table + "] " + plugin + ": the plugin returned no " + what + " (a plugin bug)");
 }
 
+std::string device_skip_blocker(const TrainingComponents& c, const OptimizerSettings& s, const Registry& registry) {
+  if (dynamic_cast<SkipsOnDevice*>(c.optimizer.get()) == nullptr)
+    return "optimizer " + s.plugin + " cannot skip an update on the device";
+  for (const auto& w : s.wrappers)
+    if (!registry.optimizer_wrappers().get(w.plugin).meta.only_rewrites_gradients)
+      return "wrapper " + w.plugin + " may change more than the gradients";
+  return "";
+}
+
 void build_optimizer_chain(TrainingComponents& c, const OptimizerSettings& s, const Registry& registry,
                            bool compressor_decays) {
   bool wrapper_decays = compressor_decays;
@@ -52,6 +61,7 @@ void build_optimizer_chain(TrainingComponents& c, const OptimizerSettings& s, co
         guarded(table, w.plugin, [&] { return registry.optimizer_wrappers().get(w.plugin).create(w.params, context); }));
     require(c.wrappers.back(), table, w.plugin, "wrapper");
   }
+  c.device_skip_blocker = device_skip_blocker(c, s, registry);
 }
 
 std::unique_ptr<LrSchedule> build_schedule(const TrainingComponents& c, const Settings& s, const Registry& registry) {

@@ -31,6 +31,9 @@ struct TrainingComponents {
   std::vector<ParameterGroup> groups;  // torch param group i of the optimizer is groups[i]
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   std::vector<std::unique_ptr<OptimizerWrapper>> wrappers;  // in recipe order
+  // Why an update skipped for inf/nan gradients cannot be skipped on the
+  // device (optimizer.h's SkipsOnDevice), naming the optimizer or wrapper; "" when it can.
+  std::string device_skip_blocker;
   std::unique_ptr<LrSchedule> schedule;  // warm-up included; indexed by update
   std::unique_ptr<GradientCompressor> compressor;  // null: gradients are all-reduced densely
   std::shared_ptr<const RankShards> shards;  // how the ranks split train_set

@@ -5,9 +5,10 @@
 // H200: 3.1 ms a step at 0.2 % MFU).
 //
 // What stays eager: the optimizer step, its wrappers and the loss scaler's
-// unscale and update. They are fused already (a few launches an update), may
-// read the host (the skip on inf/nan gradients), and read the learning rate
-// from the host each update.
+// unscale and update. They are fused already (a few launches an update) and
+// read the learning rate from the host each update; the skip on inf/nan
+// gradients no longer reads the host where the optimizer skips on the
+// device (update_step.h), which capturing them would build on.
 //
 // [run] cuda_graph = "auto" captures when the run allows it: CUDA, one
 // process, no gradient compressor, no

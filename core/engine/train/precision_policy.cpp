@@ -11,16 +11,23 @@ ModelOutput PrecisionPolicy::forward(Model& model, const at::Tensor& images) con
   return model.forward_train(images);
 }
 
-std::string PrecisionPolicy::unscale(const std::vector<at::Tensor>& parameters) {
+at::Tensor PrecisionPolicy::unscale(const std::vector<at::Tensor>& parameters) {
   found_inf_ = at::Tensor();
-  if (!scaler_.enabled()) return "";
+  if (!scaler_.enabled()) return found_inf_;
   std::vector<at::Tensor> grads;
   grads.reserve(parameters.size());
   for (const auto& p : parameters) grads.push_back(p.grad());
   found_inf_ = scaler_.unscale_(grads);
-  if (LossScaler::found_inf_value(found_inf_))
-    return "inf/nan gradients at loss scale " + std::to_string(scaler_.scale_value());
-  return "";
+  return found_inf_;
+}
+
+std::string PrecisionPolicy::skip_reason(const at::Tensor& found_inf) const {
+  if (!found_inf.defined() || !LossScaler::found_inf_value(found_inf)) return "";
+  return inf_reason(scaler_.scale_value());
+}
+
+std::string PrecisionPolicy::inf_reason(double loss_scale) {
+  return "inf/nan gradients at loss scale " + std::to_string(loss_scale);
 }
 
 void PrecisionPolicy::end_update() {

@@ -25,10 +25,16 @@ class PrecisionPolicy {
   ModelOutput forward(Model& model, const at::Tensor& images) const;
   // What backward() runs on: the loss times the scale (the loss itself when off).
   at::Tensor scale(const at::Tensor& loss) { return scaler_.scale(loss); }
-  // Divides the gradients by the scale; why the update must be skipped
-  // (inf/nan gradients), or "". One read of the device when scaling is on,
-  // as torch.amp.GradScaler makes: the skip is decided on the host.
-  std::string unscale(const std::vector<at::Tensor>& parameters);
+  // Divides the gradients by the scale and returns found_inf, on the device
+  // and not read: nonzero when a gradient is inf or nan. Undefined when
+  // scaling is off.
+  at::Tensor unscale(const std::vector<at::Tensor>& parameters);
+  // Why the update must be skipped ("inf/nan gradients at loss scale ..."),
+  // or "": one read of the device, for optimizers that cannot skip there.
+  std::string skip_reason(const at::Tensor& found_inf) const;
+  static std::string inf_reason(double loss_scale);
+  // The scale this update's gradients were unscaled by, on the device.
+  const at::Tensor& scale_tensor() const { return scaler_.scale_tensor(); }
   // Closes the update: dynamic scaling grows or backs off. No sync.
   void end_update();
   // train/loss_scale and train/skipped_updates, when scaling is on.

@@ -18,7 +18,7 @@ namespace orchestrate {
 
 // Bumped whenever a change to the SDK headers breaks plugins built against an
 // older version (a changed interface class, factory signature or descriptor).
-inline constexpr std::uint32_t kPluginApiVersion = 13;
+inline constexpr std::uint32_t kPluginApiVersion = 14;
 
 ORCHESTRATE_API const char* version();  // orchestrate's own version, "0.1.0"
 

@@ -41,6 +41,22 @@ struct OptimizerContext {
   std::vector<ParameterGroup> groups;  // never empty; no group is empty
 };
 
+// An optimizer that can skip a step on the device. Before step() the host
+// may hand it `found_inf`, a 0-dim float32 tensor on the parameters' device
+// holding exactly 0 or 1 (ATen's fused kernels skip at 1.0 only); where it
+// holds 1, that step() must leave the parameters and every state, step
+// counts included, as they were, without reading the flag on the host.
+// ATen's fused kernels (_fused_sgd_, _fused_adam_, _fused_adagrad_) take it
+// as their found_inf argument, as torch.amp.GradScaler steps a fused
+// torch.optim optimizer. An fp16 update then never waits for the device.
+// An optimizer without it is stepped only after the host has read the flag.
+class ORCHESTRATE_API SkipsOnDevice {
+ public:
+  virtual ~SkipsOnDevice();
+  // Applies to the next step() only.
+  virtual void skip_next_step_if(const at::Tensor& found_inf) = 0;
+};
+
 // The tensors of one group, for building torch param groups.
 ORCHESTRATE_API std::vector<at::Tensor> tensors_of(const ParameterGroup& group);
 

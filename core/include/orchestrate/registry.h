@@ -85,6 +85,11 @@ struct WrapperRules {
   // Micro-batches summed into one update; 0: not an accumulator.
   // Computed from the wrapper's params; unset for other wrappers.
   std::function<std::int64_t(const Params&)> micro_batches;
+  // The wrapper changes only the gradients and its logged metrics, never
+  // the weights or a state of its own, so it may run on an update that the
+  // optimizer then skips on the device (SkipsOnDevice, optimizer.h). Without
+  // it every fp16 update waits for the host to read its inf/nan check.
+  bool only_rewrites_gradients = false;
 };
 
 // Declared by a gradient compressor at registration; checked by the host

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -80,6 +81,11 @@ TEST(AdagradOptimizer, MatchesPyTorchOverTwentyScheduledSteps) {
 TEST(AdagradOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adagrad");
   expect_resume_is_exact(entry.create, params_for("adagrad"));
+}
+
+TEST(AdagradOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adagrad");
+  expect_device_skip_leaves_no_trace(entry.create, params_for("adagrad"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -142,6 +143,11 @@ TEST(AdamOptimizer, AmsgradMatchesPyTorchOverTwentyScheduledSteps) {
 TEST(AdamOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adam");
   expect_resume_is_exact(entry.create, params_for("adam", [](orchestrate::Params& p) { p.set("amsgrad", true); }));
+}
+
+TEST(AdamOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adam");
+  expect_device_skip_leaves_no_trace(entry.create, params_for("adam", [](orchestrate::Params& p) { p.set("amsgrad", true); }));
 }
 
 }  // namespace

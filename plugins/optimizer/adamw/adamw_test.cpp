@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -80,6 +81,11 @@ TEST(AdamWOptimizer, AmsgradMatchesPyTorchOverTwentyScheduledSteps) {
 TEST(AdamWOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adamw");
   expect_resume_is_exact(entry.create, params_for("adamw", [](orchestrate::Params& p) { p.set("lr", 0.01); }));
+}
+
+TEST(AdamWOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adamw");
+  expect_device_skip_leaves_no_trace(entry.create, params_for("adamw", [](orchestrate::Params& p) { p.set("lr", 0.01); }));
 }
 
 }  // namespace

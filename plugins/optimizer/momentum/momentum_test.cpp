@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -131,6 +132,11 @@ TEST(MomentumOptimizer, NesterovMatchesPyTorchOverTwentyScheduledSteps) {
 TEST(MomentumOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("momentum");
   expect_resume_is_exact(entry.create, params_for("momentum"));
+}
+
+TEST(MomentumOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("momentum");
+  expect_device_skip_leaves_no_trace(entry.create, params_for("momentum", [](orchestrate::Params& p) { p.set("nesterov", true); }));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -78,6 +79,11 @@ TEST(SgdOptimizer, MatchesPyTorchOverTwentyScheduledSteps) {
 TEST(SgdOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("sgd");
   expect_resume_is_exact(entry.create, params_for("sgd"), /*stateful=*/false);
+}
+
+TEST(SgdOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("sgd");
+  expect_device_skip_leaves_no_trace(entry.create, params_for("sgd"));
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ void register_components(orchestrate::Registry& registry) {
   WrapperRules rules;
   rules.must_come_first = true;  // every other wrapper must see the accumulated gradient
   rules.micro_batches = [](const Params& params) { return params.integer("num_batches"); };
+  rules.only_rewrites_gradients = true;  // it does nothing at step time
   registry.optimizer_wrappers().add("batch_gradients",
                                     "apply the mean gradient of num_batches micro-batches as one update (accumulation)",
                                     std::move(schema), make_batch_gradients, std::move(rules));

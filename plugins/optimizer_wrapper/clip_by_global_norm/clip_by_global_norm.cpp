@@ -64,9 +64,11 @@ void register_components(orchestrate::Registry& registry) {
                  "(FastNN's max_gradient_norm)")
           .greater_than(0),
   };
+  WrapperRules rules;
+  rules.only_rewrites_gradients = true;
   registry.optimizer_wrappers().add("clip_by_global_norm",
                                     "scale all gradients by min(1, max_norm / global L2 norm), as clip_grad_norm_",
-                                    std::move(schema), make_clip, WrapperRules{});
+                                    std::move(schema), make_clip, std::move(rules));
 }
 
 }  // namespace

@@ -106,6 +106,7 @@ void register_components(orchestrate::Registry& registry) {
   rules.must_come_last = true;  // it scales the final gradient, just before the base optimizer
   rules.exclusive_group = "trust_ratio";
   rules.takes_over_weight_decay = true;  // weight decay inside LARS: the base optimizer must not decay again
+  rules.only_rewrites_gradients = true;
   registry.optimizer_wrappers().add(
       "lars", "layer-wise adaptive rate scaling (LARS/LARC): per-tensor trust ratio on gradient + weight decay",
       std::move(schema), make_lars, std::move(rules));
