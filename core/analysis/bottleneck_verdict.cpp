@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "analysis/table_format.h"
+#include "store/host_peaks.h"
+#include "store/run_liveness.h"
 
 namespace orchestrate {
 namespace {
@@ -94,6 +96,17 @@ void compute_fixes(const ThroughputRow& row, const RunFacts& facts, std::vector<
   if (!cuda && threads > 0 && threads < cores_per_rank)
     fixes.push_back("[run] threads = 0 (now " + plain(threads) + ": one intra-op thread per core, " +
                     std::to_string(cores_per_rank) + " per rank here)");
+  if (!cuda && row.peak_flops_per_s > 0) {
+    const auto fastest = std::max_element(facts.other_precision_peaks.begin(), facts.other_precision_peaks.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (fastest != facts.other_precision_peaks.end() &&
+        fastest->second >= kFasterPrecisionPeakRatio * row.peak_flops_per_s) {
+      fixes.push_back("[precision] mode = \"" + fastest->first + "\" (now " + precision + ": this CPU's " +
+                      fastest->first + " matrix products reach " + flops_text(fastest->second, "/s") + ", " +
+                      fixed(fastest->second / row.peak_flops_per_s, 1) + " times " + precision + "'s " +
+                      flops_text(row.peak_flops_per_s, "/s") + ")");
+    }
+  }
   if (fixes.empty())
     fixes.push_back(cuda ? "none in the recipe: the model's arithmetic is the limit (a larger [run] batch_size may "
                            "use the device better)"
@@ -156,6 +169,23 @@ RunFacts run_facts(const RunStore& store, const RunSummary& run, const CoreDefau
     const auto at = event.message.find("cores=");
     if (at != std::string::npos) facts.cores = std::atoi(event.message.c_str() + at + 6);
   }
+  // The run's own peak names its device and threads among the host's; a
+  // peak measured again since then names none, and nothing is compared.
+  const auto own = run.final_metrics.find(kPeakFlopsMetric);
+  if (own == run.final_metrics.end()) return facts;
+  // The run store keeps the peaks its runs took; the host's cache keeps
+  // every one measured on this host, so a run read where it ran sees all.
+  auto peaks = store.device_peaks(run.host);
+  if (run.host == this_host_name())
+    for (auto& peak : read_host_peaks()) peaks.push_back(std::move(peak));
+  const std::string precision = facts.param("precision.mode");
+  const auto match = std::find_if(peaks.begin(), peaks.end(), [&](const DevicePeak& peak) {
+    return peak.precision == precision && peak.flops_per_s == own->second;
+  });
+  if (match == peaks.end()) return facts;
+  for (const auto& peak : peaks)
+    if (peak.device == match->device && peak.threads == match->threads && peak.precision != match->precision)
+      facts.other_precision_peaks[peak.precision] = peak.flops_per_s;
   return facts;
 }
 

@@ -44,11 +44,18 @@ inline constexpr double kLaunchBoundStepS = 0.02;
 // idle between them for at least a fifth of it: the host's launches are the
 // limit, as kLimitingShare counts a fifth for the other phases.
 inline constexpr double kLaunchBoundBusyShare = 0.8;
+// On a CPU, another precision whose measured matrix products are this many
+// times faster than the run's is worth trying: bf16 on a Zen 4 EPYC (422
+// against 198 GFLOP/s fp32, and 43 fp16) ran the ConvNet 1.34x faster.
+inline constexpr double kFasterPrecisionPeakRatio = 2.0;
 
 // What the verdict reads about a run besides its step timings.
 struct RunFacts {
   std::map<std::string, std::string> params;  // the resolved recipe, flattened: "run.num_workers" -> "2"
   int cores = 0;                              // usable cores on the run's host; 0: not recorded
+  // The host's measured matmul peaks of the run's device and threads in the
+  // other precisions ("bf16" -> FLOP/s), from the store's device_peaks.
+  std::map<std::string, double> other_precision_peaks;
   // Where a key the run did not record (an older run) or recorded unreadably
   // takes its value from: the key's spec.
   const CoreDefaults* defaults = &CoreDefaults::builtin();

@@ -172,6 +172,27 @@ TEST(BottleneckVerdict, ComputeBoundOnCudaInFp32AsksForBf16) {
   EXPECT_EQ(bottleneck_verdict(nothing, facts_with({})).limit, "");
 }
 
+// On a CPU whose bf16 products are ten times its fp16 ones (a Zen 4 EPYC:
+// oneDNN's bf16 kernels, no fp16 units), an fp16 run is told to try bf16;
+// a precision under twice as fast is not worth a line.
+TEST(BottleneckVerdict, ACpuWhoseOtherPrecisionMultipliesTwiceAsFastAsksForIt) {
+  auto row = row_with(0.02, 0.9, 0, 0.08);
+  row.peak_flops_per_s = 43.3e9;
+  auto facts = facts_with({{"precision.mode", "\"fp16\""}}, /*cores=*/2);
+  facts.other_precision_peaks = {{"bf16", 421.1e9}, {"fp32", 202.1e9}};
+  const auto verdict = bottleneck_verdict(row, facts);
+  EXPECT_EQ(verdict.limit, "compute");
+  ASSERT_FALSE(verdict.fixes.empty());
+  EXPECT_EQ(verdict.fixes.front(), "[precision] mode = \"bf16\" (now fp16: this CPU's bf16 matrix products reach "
+                                   "421 GFLOP/s, 9.7 times fp16's 43.3 GFLOP/s)");
+
+  row.peak_flops_per_s = 300e9;
+  EXPECT_TRUE(mentions(bottleneck_verdict(row, facts), "none in the recipe")) << "421 is not twice 300";
+  row.device = "cuda:0";
+  row.peak_flops_per_s = 43.3e9;
+  EXPECT_FALSE(mentions(bottleneck_verdict(row, facts), "this CPU's")) << "a GPU's precisions are another matter";
+}
+
 TEST(BottleneckVerdict, AStragglerIsTheRankBusyLongestBeyondATenthOverTheOthers) {
   std::vector<ThroughputRow> ranks(4, row_with(0.1, 0.5, 0.3, 0.1));
   ranks[0].rank = "job";

@@ -23,13 +23,13 @@
 #include "cli/options.h"
 #include "cli/plugin_options.h"
 #include "engine/recipe/usable_cores.h"
-#include "engine/setup/device_peak_cache.h"
 #include "engine/setup/matmul_peak.h"
 #include "engine/setup/plugin_host.h"
 #include "engine/train/device_busy.h"
 #include "orchestrate/api.h"
 #include "orchestrate/error.h"
 #include "orchestrate/fused_ops/batch_norm_relu.h"
+#include "store/host_peaks.h"
 #include "store/run_liveness.h"
 #include "store/run_store.h"
 
@@ -130,16 +130,8 @@ void add_cpu(Rows& rows) {
 // The matmul peaks this host's runs take their MFU against, from the host's
 // cache, read only (env creates nothing).
 void add_peaks(Rows& rows) {
-  const std::string path = host_peak_cache_path();
-  std::vector<DevicePeak> peaks;
   std::string trouble;
-  if (!path.empty() && std::filesystem::exists(path)) {
-    try {
-      peaks = RunStore(path, StoreAccess::read_only).device_peaks(this_host_name());
-    } catch (const std::exception& e) {
-      trouble = exception_reason(e);
-    }
-  }
+  const std::vector<DevicePeak> peaks = read_host_peaks(&trouble);
   if (peaks.empty()) {
     rows.add("matmul peak", trouble.empty() ? "none measured on this host yet (a run measures it before its first "
                                               "step, for its MFU)"
@@ -151,7 +143,11 @@ void add_peaks(Rows& rows) {
                                 : peak.threads > 1 ? ", " + std::to_string(peak.threads) + " threads"
                                                    : std::string();
     rows.add("matmul peak, " + peak.device + " " + peak.precision + threads,
-             flops_text(peak.flops_per_s, "/s") + " (" + peak.measured_at + ", " + peak.method + ")");
+             flops_text(peak.flops_per_s, "/s") + " (" + peak.measured_at + ", " + peak.method +
+                 (peak.method.find(kFasterOfBothProducts) == std::string::npos
+                      ? "; timed by mm alone: the next run measures it again"
+                      : "") +
+                 ")");
   }
 }
 

@@ -181,7 +181,7 @@ CREATE TABLE device_peaks (
   precision   TEXT    NOT NULL,  -- [precision] mode: fp32, bf16 or fp16
   threads     INTEGER NOT NULL,  -- intra-op threads on a CPU; 0 on a GPU
   flops_per_s REAL    NOT NULL,
-  method      TEXT    NOT NULL,  -- what was timed, e.g. "1024x1024 fp32 matmul, best of 14"
+  method      TEXT    NOT NULL,  -- what was timed, e.g. "1024x1024 fp32 products by mm, the faster of mm and linear, 2 threads, best of 14"
   measured_at TEXT    NOT NULL,  -- ISO-8601 UTC
   PRIMARY KEY (host, device, precision, threads)
 ) WITHOUT ROWID;

@@ -198,7 +198,9 @@ TEST(ModelFlopsUtilisation, APeakARunOutrunsIsMeasuredAgainAndReplaced) {
   run_with_cache("measures");
   {
     SQLite::Database peaks(cache + "/device_peaks.db", SQLite::OPEN_READWRITE);
-    ASSERT_EQ(peaks.exec("UPDATE device_peaks SET flops_per_s = 1e6, method = 'a low figure'"), 1);
+    ASSERT_EQ(peaks.exec("UPDATE device_peaks SET flops_per_s = 1e6, method = 'a low figure, the faster of mm and "
+                         "linear'"),
+              1);
   }
   std::filesystem::remove(dir.file("runs.db"));  // a new store: the run takes the host cache's peak
   run_with_cache("outruns");
@@ -262,6 +264,35 @@ at_end = false
   EXPECT_TRUE(std::filesystem::exists(dir.file("cache/device_peaks.db")));
   const std::string second = run_with_cache(dir.file("cache"), "b.db");
   EXPECT_TRUE(took_the_kept_peak(second)) << second;
+
+  // A peak kept before the faster of mm and linear was timed (mm alone read
+  // a CPU's float16 peak at a thirteenth) is measured again, not taken.
+  {
+    SQLite::Database peaks(dir.file("cache/device_peaks.db"), SQLite::OPEN_READWRITE);
+    ASSERT_EQ(peaks.exec("UPDATE device_peaks SET method = '1024x1024 fp32 matmul, 2 threads, best of 80'"), 1);
+  }
+  const std::string older = run_with_cache(dir.file("cache"), "d.db");
+  EXPECT_NE(older.find(", measured now); in place of a measurement by mm alone of "), std::string::npos) << older;
+  {
+    SQLite::Database peaks(dir.file("cache/device_peaks.db"), SQLite::OPEN_READONLY);
+    EXPECT_NE(peaks.execAndGet("SELECT method FROM device_peaks").getString().find("the faster of mm and linear"),
+              std::string::npos);
+  }
+
+  // A precision this host multiplies ten times faster is the report's first advice.
+  {
+    SQLite::Database peaks(dir.file("cache/device_peaks.db"), SQLite::OPEN_READWRITE);
+    ASSERT_EQ(peaks.exec("INSERT INTO device_peaks (host, device, precision, threads, flops_per_s, method, measured_at) "
+                         "SELECT host, device, 'bf16', threads, 10 * flops_per_s, method, measured_at "
+                         "FROM device_peaks WHERE precision = 'fp32'"),
+              1);
+  }
+  const auto report = run_shell("env ORCHESTRATE_CACHE=" + dir.file("cache") + " " +
+                                orchestrate::build_paths::kOrchestrateBin + " report throughput 1 --db " +
+                                dir.file("d.db") + " 2>&1");
+  EXPECT_NE(report.output.find("try: [precision] mode = \"bf16\" (now fp32: this CPU's bf16 matrix products reach "),
+            std::string::npos)
+      << report.output;
 
   std::filesystem::create_directories(dir.file("damaged"));
   dir.write("damaged/device_peaks.db", "not a database at all, a few bytes of garbage");

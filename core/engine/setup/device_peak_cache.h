@@ -8,7 +8,8 @@
 // measurement. So a measurement that shared the cores (MeasuredPeak::
 // disturbed) is kept with a mark in its method, and measured again by a
 // later run that finds the machine idle; and a new measurement replaces a
-// kept one when it is clean or higher.
+// kept one when it is clean or higher. A kept peak timed by mm alone, as
+// before kFasterOfBothProducts, is measured again by the next run.
 #pragma once
 
 #include <string>
@@ -16,6 +17,7 @@
 #include "engine/precision/precision_mode.h"
 #include "engine/setup/compute_setup.h"
 #include "engine/setup/matmul_peak.h"
+#include "store/host_peaks.h"
 #include "store/run_store.h"
 
 namespace orchestrate {
@@ -30,10 +32,6 @@ inline constexpr double kIdleLoadPerCore = 0.5;
 // or edited cache: it is measured again and replaced, where it used to give
 // an MFU of 0 % or none at all.
 inline constexpr double kMostPlausiblePeakFlopsPerSecond = 1e17;
-
-// The host's own store of peaks, shared by every run store on the host:
-// device_peaks.db in the cache directory ("" when there is none).
-std::string host_peak_cache_path();
 
 struct FoundPeak {
   DevicePeak peak;

@@ -20,7 +20,9 @@ inline constexpr double kLeastUndisturbedCpuShare = 0.8;
 
 struct MeasuredPeak {
   double flops_per_s = 0;
-  std::string method;  // what was timed: "1024x1024 fp32 matmul, 2 threads, best of 14"
+  // What was timed: "1024x1024 fp16 products by linear, the faster of mm
+  // and linear, 2 threads, best of 14".
+  std::string method;
   // On a CPU: the process's CPU time over the products' wall time times the
   // threads that could run (the intra-op threads, at most the usable cores),
   // over the whole measurement. Another process on the cores takes time from
@@ -34,8 +36,14 @@ struct MeasuredPeak {
   bool disturbed() const { return cpu_share < kLeastUndisturbedCpuShare; }
 };
 
+// In every method this version measures by: the peak is the faster of
+// at::mm and at::linear, which ATen may send to different libraries. A kept
+// peak without it was timed by mm alone (device_peak_cache.h measures it again).
+inline constexpr const char* kFasterOfBothProducts = "the faster of mm and linear";
+
 // Times square matrix products in `mode`'s dtype on `device` (fp32 with
-// TF32 where the setup allows it on CUDA), with the process's intra-op
+// TF32 where the setup allows it on CUDA), by mm or linear, whichever is
+// faster here, with the process's intra-op
 // threads, for about a second (at least 5 products, at most 80), and
 // returns the best rate: a host measures it once (utilisation_baseline.h),
 // so it is worth the time that lets a clean sample through a busy moment;
