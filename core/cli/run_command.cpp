@@ -195,6 +195,9 @@ int run_command(const std::vector<std::string>& arguments) {
       "label the run key=value, for orchestrate runs --tag (repeatable)")(
       "rerun-of", po::value<std::string>(),
       "internal: the run this one repeats, recorded as its source (orchestrate rerun RUN sets it)")(
+      "sync-debug", po::value<std::string>(),
+      "CUDA: fail (error) or warn (warn) when a steady training step waits for the device, as "
+      "torch.cuda.set_sync_debug_mode does; log points, checkpoints and evaluation are not checked")(
       "nproc", po::value<int>()->default_value(1),
       "data-parallel: run this command as N worker processes on this machine, their output prefixed [rank N]");
   add_outcome_format_option(options, "run");
@@ -260,6 +263,7 @@ int run_command(const std::vector<std::string>& arguments) {
   if (!leader) scratch.emplace(collective->rank());
   TrainOptions train_options;
   train_options.plugin_warnings = plugin_warnings;
+  if (values.count("sync-debug")) train_options.sync_debug = parse_sync_debug(values["sync-debug"].as<std::string>());
   train_options.collective = collective.get();
   // The job's store, on every rank (ranks 1.. record into scratch stores).
   train_options.artifact_root = directory_beside_store(store.path(), kArtifactDirectory);

@@ -211,6 +211,19 @@ TEST_F(BadImageFolder, AFileFoundBadWhenReadIsSkippedAndReplacedOrFailsTheRun) {
   EXPECT_NE(failed.result.output.find("(found when read, in the train split; fix or remove the file"),
             std::string::npos)
       << failed.result.output;
+
+  // The updates before the failure were fp16 overflows, skipped on the
+  // device and read at log points only: the failed run still names them.
+  const auto overflowed = run(table(false), "fail", 0.5,
+                              every_file + " --set precision.mode=fp16 --set precision.loss_scale=1e12"
+                                           " --set run.log_every=100");
+  EXPECT_EQ(overflowed.status, "failed");
+  RunStore store(dir_.file("runs.db"));
+  std::vector<std::string> skipped_updates;
+  for (const auto& event : store.events(store.find_run("bad_data")->id))
+    if (event.kind == "skipped_update") skipped_updates.push_back(event.message);
+  ASSERT_FALSE(skipped_updates.empty()) << overflowed.result.output;
+  EXPECT_EQ(skipped_updates[0], "update 1 (epoch 1) skipped: inf/nan gradients at loss scale 999999995904.000000");
 }
 
 }  // namespace

@@ -94,6 +94,21 @@ TEST(Cli, RerunWithoutARunIsAUsageError) {
             "orchestrate rerun 3\n");
 }
 
+// --sync-debug takes torch.cuda.set_sync_debug_mode's two modes; a CPU run
+// trains and says that it was not checked.
+TEST(Cli, SyncDebugTakesWarnOrErrorAndSaysACpuRunIsNotChecked) {
+  const auto bad = run_orchestrate("run fashion_mnist --sync-debug loud");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.output, "orchestrate: error: --sync-debug loud: unknown; use warn or error\n");
+  ScratchDir dir;
+  const auto cpu = run_orchestrate("run fashion_mnist --sync-debug error --quiet --db " + dir.file("runs.db") +
+                                   " --set run.max_steps=6 --set eval.enabled=false --set checkpoint.at_end=false"
+                                   " --set run.device='\"cpu\"'");
+  EXPECT_EQ(cpu.exit_code, 0) << cpu.output;
+  EXPECT_NE(cpu.output.find("--sync-debug checks CUDA runs only; this one trains on the cpu\n"), std::string::npos)
+      << cpu.output;
+}
+
 // A missing or surplus argument is named as the usage line names it, never
 // as the hidden option behind it ("the option '--recipe' is required").
 TEST(Cli, MissingAndSurplusArgumentsAreNamedAsTheUsageNamesThem) {

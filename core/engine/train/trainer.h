@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/recipe/recipe.h"
+#include "engine/train/sync_check.h"
 #include "orchestrate/registry.h"
 #include "store/run_records.h"
 
@@ -52,6 +53,9 @@ struct TrainOptions {
   // The job's run store (rank 0's), beside which a crashing rank leaves its
   // breadcrumb (crash_handler.h); "": the store train() is given.
   std::string job_store_path;
+  // run --sync-debug: ATen's host-device synchronisation check over each
+  // steady training step (sync_check.h).
+  SyncDebug sync_debug = SyncDebug::off;
 };
 
 // Builds the recipe's components, trains, evaluates, and records everything

@@ -8,6 +8,20 @@
 namespace orchestrate {
 
 RunStatus TrainingRun::run() {
+  try {
+    return train_epochs();
+  } catch (...) {
+    // A failed run still names each update it skipped since its last log
+    // point; a device that cannot be read any more leaves them unnamed.
+    try {
+      update_step_.settle();
+    } catch (const std::exception&) {
+    }
+    throw;
+  }
+}
+
+RunStatus TrainingRun::train_epochs() {
   const std::int64_t U = c().updates_per_epoch;
   run_.hooks.train_begins(
       TrainBegin{*c().model, c().input, s().run.batch_size, at_.update, c().total_updates, U, run_.compute.device},
@@ -62,6 +76,7 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
     if (run_.hooks.stop_reason()) return;
     note_training_step(at_.update + 1);  // for a crash report (crash_handler.h)
     run_.hooks.update_begins(at_.update + 1);
+    std::optional<SyncCheck::Scope> checking_for_waits(std::in_place, sync_check_, at_.update + 1);
     StepTiming timing;
     strategy_->share_buffers(*c().model);
     const std::int64_t first_micro = at_.resume_micro;
@@ -99,6 +114,7 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
     update_step_.apply(loss, lr, at_.update, epoch, precision_, stage2_,
                        [this](const at::Tensor& images, const at::Tensor& labels) { return batch_loss(images, labels); });
     metrics_.timer().optimizer_ends();
+    checking_for_waits.reset();  // the update's end reads the device on purpose
     timing.learning_rate = lr;
     after_update(timing, loss, local_loss, epoch, Clock::now());
   }
@@ -168,11 +184,14 @@ void TrainingRun::after_update(const StepTiming& done, const at::Tensor& loss, c
   // them the rows are written by time: a kill loses at most flush_secs.
   const bool log_point = at_.update % s().run.log_every == 0 || at_.update == c().total_updates;
   if (log_point) {
-    strategy_->log_point(metrics_, epoch + 1, /*with_rank_rows=*/true);
+    strategy_->log_point(metrics_, epoch + 1, /*with_rank_rows=*/true);  // reads the skip checks too
   } else if (metrics_.clock().rows_due(end)) {
     metrics_.write_rows();
     metrics_.clock().rows_written();
   }
+  // Skip checks left on the device are read outside the step, at most
+  // kMaxUnreadSkipChecks updates late (update_step.h).
+  if (update_step_.unread_checks_full()) update_step_.settle();
   console_.progress().update(
       {epoch + 1, c().epochs, at_.update, c().total_updates, metrics_.recent_loss(), timing.learning_rate},
       timing.images);

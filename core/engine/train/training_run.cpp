@@ -30,10 +30,12 @@ TrainingRun::TrainingRun(const RunParts& run, const CheckpointMeta* resume)
       device_busy_(run.compute.rank == 0 && run.compute.device.is_cuda()
                        ? nvml_busy_reader(run.compute.device.has_index() ? run.compute.device.index() : 0)
                        : DeviceBusy::Reader(),
-                   "NVML") {
+                   "NVML"),
+      sync_check_(run.options.sync_debug, run.compute.device) {
   // A hook prints what its recipe asked for (a model's statistics), so
   // --quiet, which drops the progress line, does not drop it.
   run_.hooks.set_printer([this](const std::string& line) { console_.say(line); });
+  if (!sync_check_.not_checked().empty()) console_.say(sync_check_.not_checked());
   stage2_.set_up(resume ? std::optional<std::int64_t>(resume->step) : std::nullopt);
   register_state();
   if (resume) restore(*resume, run_.options.resume_from);

@@ -5,6 +5,7 @@
 //   update strategy      UpdateStep (optimizer and wrappers) and DimReduceStage
 //   kernel launches      CudaGraphStep: forward and backward replayed as a CUDA graph
 //   device utilisation   DeviceBusy: how much of the time the GPU ran kernels (NVML)
+//   host-device waits    SyncCheck: --sync-debug over each steady step
 //   processes            Strategy: alone or data-parallel, with GradientSync
 //                        (none, bucketed all-reduce, compressed)
 //   checkpoint policy    Checkpointer, assembled in run_checkpoint.cpp
@@ -39,6 +40,7 @@
 #include "engine/train/run_hooks.h"
 #include "engine/train/stop_signal.h"
 #include "engine/train/strategy.h"
+#include "engine/train/sync_check.h"
 #include "engine/train/train_metrics.h"
 #include "engine/train/trainer.h"
 #include "engine/train/update_step.h"
@@ -94,6 +96,7 @@ class TrainingRun {
   using Clock = std::chrono::steady_clock;
 
   // training_loop.cpp: the step loop.
+  RunStatus train_epochs();
   void train_epoch(std::int64_t epoch);
   at::Tensor micro_batch(const Batch& batch, StepTiming& timing, bool last);
   CudaGraphStep::Result forward_backward(const at::Tensor& images, const at::Tensor& labels,
@@ -131,6 +134,7 @@ class TrainingRun {
   CudaGraphStep graph_step_;
   TrainMetrics metrics_;
   DeviceBusy device_busy_;
+  SyncCheck sync_check_;
   RunInput input_;
   TrainPosition at_;
   TrainerState state_;  // every part that keeps state, by name

@@ -66,7 +66,6 @@ void UpdateStep::step_skipping_on_device(const at::Tensor& loss, const at::Tenso
   }
   step_optimizer(loss, lr, update, stage2, loss_of, flag);
   unread_.push_back({update, epoch, at::stack(values)});
-  if (unread_.size() >= kMaxUnreadSkipChecks) settle();
 }
 
 void UpdateStep::step_optimizer(const at::Tensor& loss, double lr, std::int64_t update, DimReduceStage& stage2,

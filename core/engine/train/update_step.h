@@ -9,7 +9,8 @@
 // rewrite gradients, is handed the check as a device flag, so no update
 // waits for the device (torch.amp.GradScaler with a fused optimizer does
 // the same). The checks are read later, a batch at a time (settle()): at
-// log points, checkpoints and every kMaxUnreadSkipChecks updates, and each
+// log points, checkpoints and every kMaxUnreadSkipChecks updates, outside
+// the step (sync_check.h), and each
 // skipped update is then recorded under its own number. Otherwise the host
 // reads each update's check before stepping. One event of the run
 // ("skip_check") says which, and why.
@@ -51,7 +52,10 @@ class UpdateStep : public Stateful {
              DimReduceStage& stage2, const DimReduceStage::BatchLoss& loss_of);
   // Reads the skip checks left on the device (one sync) and records each
   // skipped update. Const: the state is the same whenever they are read.
+  // The step loop calls it outside the step, at the latest once
+  // unread_checks_full(); the metrics and the checkpoint read them too.
   void settle() const;
+  bool unread_checks_full() const { return unread_.size() >= kMaxUnreadSkipChecks; }
 
   const std::vector<at::Tensor>& parameters() const { return parameters_; }  // in optimizer order
   // Scalars the wrappers, the compressor and stage 2 log, on the device.

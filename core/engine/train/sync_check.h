@@ -1,0 +1,54 @@
+// `run --sync-debug warn|error`: ATen's own check of host-device
+// synchronisation (torch.cuda.set_sync_debug_mode), turned on around each
+// steady training step only: its micro-batches and its update, from the
+// update after CUDA graph capture could happen (kEagerUpdatesBeforeCapture
+// + 1) on. A step that reads the device (an .item(), a copy to the host, a
+// stream synchronisation) then warns once per call or fails the run with
+// ATen's line, and the run's failure names the update. Log points,
+// checkpoints and evaluation read the device on purpose and are outside.
+//
+// What it proves on a GPU: that the loop never waits for the device within
+// a step, fp16 loss scaling included (update_step.h). A data-parallel
+// run's per-update agreement between ranks reads the device, so it fails
+// there by design. Only a CUDA run is checked; elsewhere it says so once.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <cstdint>
+#include <string>
+
+namespace orchestrate {
+
+enum class SyncDebug { off, warn, error };
+
+// "warn" or "error", else a UsageError naming the choices.
+SyncDebug parse_sync_debug(const std::string& text);
+
+class SyncCheck {
+ public:
+  SyncCheck(SyncDebug mode, const c10::Device& device);
+
+  // Why nothing is checked in this run ("" when it is, or when off).
+  const std::string& not_checked() const { return not_checked_; }
+
+  // Checks while it lives, when `update` (1-based) is a steady one; restores
+  // the mode it found.
+  class Scope {
+   public:
+    Scope(const SyncCheck& check, std::int64_t update);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    bool active_ = false;
+    int previous_ = 0;
+  };
+
+ private:
+  SyncDebug mode_;
+  std::string not_checked_;
+};
+
+}  // namespace orchestrate

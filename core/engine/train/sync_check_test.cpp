@@ -1,0 +1,58 @@
+// --sync-debug's scope: ATen's sync-debug mode is set only around steady
+// steps of a CUDA run and put back after; a CPU run says it is not checked.
+// (Whether a GPU step really never waits is gpu_checks' `nosync`.)
+#include "engine/train/sync_check.h"
+
+#include <c10/cuda/CUDAFunctions.h>
+#include <gtest/gtest.h>
+
+#include "engine/recipe/settings.h"
+#include "orchestrate/error.h"
+
+namespace orchestrate {
+namespace {
+
+c10::cuda::SyncDebugMode mode_now() { return c10::cuda::warning_state().get_sync_debug_mode(); }
+
+TEST(SyncCheck, ChecksOnlySteadyStepsOfACudaRunAndPutsTheModeBack) {
+  const SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
+  EXPECT_EQ(check.not_checked(), "");
+  {
+    const SyncCheck::Scope capture_may_happen(check, kEagerUpdatesBeforeCapture + 1);
+    EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "capture synchronises once, on purpose";
+  }
+  {
+    const SyncCheck::Scope steady(check, kEagerUpdatesBeforeCapture + 2);
+    EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_ERROR);
+  }
+  EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "the update's end reads the device on purpose";
+
+  const SyncCheck warning(SyncDebug::warn, c10::Device(c10::kCUDA, 0));
+  {
+    const SyncCheck::Scope steady(warning, 100);
+    EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_WARN);
+  }
+  EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED);
+}
+
+TEST(SyncCheck, ACpuRunIsNotCheckedAndSaysSo) {
+  const SyncCheck check(SyncDebug::error, c10::Device(c10::kCPU));
+  EXPECT_EQ(check.not_checked(), "--sync-debug checks CUDA runs only; this one trains on the cpu");
+  const SyncCheck::Scope steady(check, 100);
+  EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED);
+  EXPECT_EQ(SyncCheck(SyncDebug::off, c10::Device(c10::kCUDA, 0)).not_checked(), "");
+}
+
+TEST(SyncCheck, OnlyWarnAndErrorAreModes) {
+  EXPECT_EQ(parse_sync_debug("warn"), SyncDebug::warn);
+  EXPECT_EQ(parse_sync_debug("error"), SyncDebug::error);
+  try {
+    parse_sync_debug("loud");
+    FAIL() << "a bad mode was taken";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--sync-debug loud: unknown; use warn or error");
+  }
+}
+
+}  // namespace
+}  // namespace orchestrate
