@@ -8,15 +8,13 @@
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
-#include <torch/serialize/input-archive.h>
-#include <torch/serialize/output-archive.h>
 
 #include <limits>
-#include <sstream>
 
 #include "orchestrate/optimizer.h"
 #include "orchestrate/params.h"
 #include "parity_problem.h"
+#include "resume_check.h"
 
 namespace orchestrate::optimizer_testing {
 
@@ -47,16 +45,8 @@ inline void expect_device_skip_leaves_no_trace(const OptimizerFactory& create, c
   };
   train_skipping(*optimizer, skipping, 0, 5);
 
-  std::stringstream saved;
-  torch::serialize::OutputArchive out;
-  optimizer->save(out);
-  out.save_to(saved);
   auto resumed = skipping.copy();
-  const auto after_load = create(params, resumed.context());
-  torch::serialize::InputArchive in;
-  in.load_from(saved);
-  after_load->load(in);
-  train_skipping(*after_load, resumed, 5, 10);
+  train_skipping(*saved_and_loaded(*optimizer, create, params, resumed), resumed, 5, 10);
 
   EXPECT_TRUE(resumed.weight.equal(plain.weight)) << "a skipped step left a trace in the weight";
   EXPECT_TRUE(resumed.bias.equal(plain.bias)) << "a skipped step left a trace in the bias";

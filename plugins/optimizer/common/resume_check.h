@@ -9,6 +9,7 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <memory>
 #include <sstream>
 
 #include "orchestrate/optimizer.h"
@@ -16,6 +17,22 @@
 #include "parity_problem.h"
 
 namespace orchestrate::optimizer_testing {
+
+// A fresh optimizer from `create` over `model`, holding what `saved_from`
+// saves: a resumed run's.
+inline std::unique_ptr<torch::optim::Optimizer> saved_and_loaded(const torch::optim::Optimizer& saved_from,
+                                                                 const OptimizerFactory& create, const Params& params,
+                                                                 const ParityModel& model) {
+  std::stringstream saved;
+  torch::serialize::OutputArchive out;
+  saved_from.save(out);
+  out.save_to(saved);
+  auto loaded = create(params, model.context());
+  torch::serialize::InputArchive in;
+  in.load_from(saved);
+  loaded->load(in);
+  return loaded;
+}
 
 // `stateful`: the optimizer keeps per-parameter state, so resuming without
 // loading it must give different weights (which shows load() restored it).
@@ -27,17 +44,8 @@ inline void expect_resume_is_exact(const OptimizerFactory& create, const Params&
   auto first_half = ParityModel::initial();
   const auto before_save = create(params, first_half.context());
   train(*before_save, first_half, lr, 0, 5);
-  std::stringstream saved;
-  torch::serialize::OutputArchive out;
-  before_save->save(out);
-  out.save_to(saved);
-
   auto resumed = first_half.copy();
-  const auto after_load = create(params, resumed.context());
-  torch::serialize::InputArchive in;
-  in.load_from(saved);
-  after_load->load(in);
-  train(*after_load, resumed, lr, 5, 10);
+  train(*saved_and_loaded(*before_save, create, params, resumed), resumed, lr, 5, 10);
 
   EXPECT_TRUE(resumed.weight.equal(uninterrupted.weight)) << "weight differs after resuming";
   EXPECT_TRUE(resumed.bias.equal(uninterrupted.bias)) << "bias differs after resuming";
