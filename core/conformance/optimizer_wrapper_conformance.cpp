@@ -38,14 +38,14 @@ class WrapperConformance : public testing::TestWithParam<std::string> {
     base_ = std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(0.1));
   }
   // Update `index`: backward of a quadratic, the wrapper around the base
-  // step; `overflowed` makes the gradients inf and skips the base step, as
-  // an optimizer skipping on the device does.
+  // step, with the skip flag; `overflowed` makes the gradients inf, sets the
+  // flag and skips the base step, as an optimizer skipping on the device does.
   void update(std::int64_t index, bool overflowed = false) {
     base_->zero_grad();
     ((weights_ * weights_).sum() + (bias_ * bias_).sum()).backward();
     if (overflowed)
       for (auto* p : {&weights_, &bias_}) p->mutable_grad().fill_(std::numeric_limits<float>::infinity());
-    orchestrate::UpdateView view{*base_, metrics_, index};
+    orchestrate::UpdateView view{*base_, metrics_, index, at::full({}, overflowed ? 1.0 : 0.0)};
     wrapper_->before_step(view);
     if (!overflowed) base_->step();
     wrapper_->after_step(view);
@@ -81,12 +81,13 @@ TEST_P(WrapperConformance, DrivenLikeTheHostItStepsAndHonoursLrZero) {
   }
 }
 
-// A wrapper that declares only_rewrites_gradients runs on updates the
-// optimizer then skips on the device: around such an update (inf
-// gradients, no base step) the weights and its state stay as they were.
-TEST_P(WrapperConformance, OneThatOnlyRewritesGradientsLeavesASkippedUpdateNoTrace) {
-  if (!registry().optimizer_wrappers().get(GetParam()).meta.only_rewrites_gradients)
-    return;  // the host reads the check before stepping it
+// A wrapper that declares only_rewrites_gradients or honours_skip_flag runs
+// on updates the optimizer then skips on the device: around such an update
+// (inf gradients, no base step, the flag at 1) the weights and its state
+// stay as they were.
+TEST_P(WrapperConformance, OneThatRunsOnSkippedUpdatesLeavesThemNoTrace) {
+  const auto& rules = registry().optimizer_wrappers().get(GetParam()).meta;
+  if (!rules.only_rewrites_gradients && !rules.honours_skip_flag) return;  // the host reads the check first
   ASSERT_NE(wrapper_, nullptr);
   update(0);
   const auto weights_before = weights_.detach().clone();

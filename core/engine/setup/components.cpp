@@ -30,8 +30,9 @@ std::string device_skip_blocker(const TrainingComponents& c, const OptimizerSett
   if (dynamic_cast<SkipsOnDevice*>(c.optimizer.get()) == nullptr)
     return "optimizer " + s.plugin + " cannot skip an update on the device";
   for (const auto& w : s.wrappers)
-    if (!registry.optimizer_wrappers().get(w.plugin).meta.only_rewrites_gradients)
-      return "wrapper " + w.plugin + " may change more than the gradients";
+    if (const auto& rules = registry.optimizer_wrappers().get(w.plugin).meta;
+        !rules.only_rewrites_gradients && !rules.honours_skip_flag)
+      return "wrapper " + w.plugin + " may change more than the gradients and does not honour the skip flag";
   return "";
 }
 

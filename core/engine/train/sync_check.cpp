@@ -2,6 +2,8 @@
 
 #include <c10/cuda/CUDAFunctions.h>
 
+#include <exception>
+
 #include "engine/recipe/settings.h"
 #include "orchestrate/error.h"
 
@@ -20,7 +22,8 @@ SyncCheck::SyncCheck(SyncDebug mode, const c10::Device& device) : mode_(mode) {
   }
 }
 
-SyncCheck::Scope::Scope(const SyncCheck& check, std::int64_t update) {
+SyncCheck::Scope::Scope(const SyncCheck& check, std::int64_t update)
+    : check_(check), update_(update), exceptions_(std::uncaught_exceptions()) {
   // Capture synchronises the device once (cuda_graph_step.cpp); the updates
   // before it tune cuDNN and fill the allocator.
   if (check.mode_ == SyncDebug::off || update <= kEagerUpdatesBeforeCapture + 1) return;
@@ -32,7 +35,15 @@ SyncCheck::Scope::Scope(const SyncCheck& check, std::int64_t update) {
 }
 
 SyncCheck::Scope::~Scope() {
-  if (active_) c10::cuda::warning_state().set_sync_debug_mode(static_cast<c10::cuda::SyncDebugMode>(previous_));
+  if (!active_) return;
+  c10::cuda::warning_state().set_sync_debug_mode(static_cast<c10::cuda::SyncDebugMode>(previous_));
+  if (std::uncaught_exceptions() > exceptions_) check_.failed_update_ = update_;
+}
+
+std::string SyncCheck::named(const std::string& reason) const {
+  // ATen's text (c10/cuda/CUDAFunctions.cpp, warn_or_error_on_sync).
+  if (failed_update_ == 0 || reason.find("called a synchronizing CUDA operation") == std::string::npos) return "";
+  return "--sync-debug error: update " + std::to_string(failed_update_) + " waited for the device: " + reason;
 }
 
 }  // namespace orchestrate

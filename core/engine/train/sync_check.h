@@ -4,7 +4,7 @@
 // update after CUDA graph capture could happen (kEagerUpdatesBeforeCapture
 // + 1) on. A step that reads the device (an .item(), a copy to the host, a
 // stream synchronisation) then warns once per call or fails the run with
-// ATen's line, and the run's failure names the update. Log points,
+// ATen's line and the update (named()). Log points,
 // checkpoints and evaluation read the device on purpose and are outside.
 //
 // What it proves on a GPU: that the loop never waits for the device within
@@ -33,7 +33,7 @@ class SyncCheck {
   const std::string& not_checked() const { return not_checked_; }
 
   // Checks while it lives, when `update` (1-based) is a steady one; restores
-  // the mode it found.
+  // the mode it found, and notes the update when an exception leaves it.
   class Scope {
    public:
     Scope(const SyncCheck& check, std::int64_t update);
@@ -42,13 +42,22 @@ class SyncCheck {
     Scope& operator=(const Scope&) = delete;
 
    private:
+    const SyncCheck& check_;
+    std::int64_t update_;
     bool active_ = false;
     int previous_ = 0;
+    int exceptions_ = 0;  // in flight when it began
   };
+
+  // ATen's failure of a checked step, as the run reports it: "--sync-debug
+  // error: update 5 waited for the device: <ATen's line>"; "" for any
+  // other error.
+  std::string named(const std::string& reason) const;
 
  private:
   SyncDebug mode_;
   std::string not_checked_;
+  mutable std::int64_t failed_update_ = 0;  // the checked update an exception left; 0: none
 };
 
 }  // namespace orchestrate

@@ -4,6 +4,7 @@
 #include "engine/train/sync_check.h"
 
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/util/Exception.h>
 #include <gtest/gtest.h>
 
 #include "engine/recipe/settings.h"
@@ -33,6 +34,25 @@ TEST(SyncCheck, ChecksOnlySteadyStepsOfACudaRunAndPutsTheModeBack) {
     EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_WARN);
   }
   EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED);
+}
+
+// ATen's own check fires inside a steady step: the run's failure names the
+// update (warn_or_error_on_sync is what ATen's syncing calls run first).
+TEST(SyncCheck, AStepThatWaitedIsNamedWithItsUpdate) {
+  const SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
+  EXPECT_EQ(check.named("called a synchronizing CUDA operation"), "") << "no checked step failed yet";
+  std::string reason;
+  try {
+    const SyncCheck::Scope steady(check, 7);
+    c10::cuda::warn_or_error_on_sync();
+    FAIL() << "ATen's check did not fire";
+  } catch (const c10::Error& e) {
+    reason = exception_reason(e);
+  }
+  EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED);
+  EXPECT_EQ(check.named(reason), "--sync-debug error: update 7 waited for the device: " + reason);
+  EXPECT_NE(reason.find("called a synchronizing CUDA operation"), std::string::npos) << reason;
+  EXPECT_EQ(check.named("the data pipeline ended early"), "") << "other failures keep their own words";
 }
 
 TEST(SyncCheck, ACpuRunIsNotCheckedAndSaysSo) {

@@ -10,13 +10,14 @@ namespace orchestrate {
 RunStatus TrainingRun::run() {
   try {
     return train_epochs();
-  } catch (...) {
+  } catch (const std::exception& e) {
     // A failed run still names each update it skipped since its last log
     // point; a device that cannot be read any more leaves them unnamed.
     try {
       update_step_.settle();
     } catch (const std::exception&) {
     }
+    if (const std::string waited = sync_check_.named(exception_reason(e)); !waited.empty()) throw Error(waited);
     throw;
   }
 }

@@ -77,7 +77,7 @@ void UpdateStep::step_optimizer(const at::Tensor& loss, double lr, std::int64_t 
     stage2.step(loss, loss_of, metrics_);
     return;
   }
-  UpdateView view{*c_.optimizer, metrics_, update};
+  UpdateView view{*c_.optimizer, metrics_, update, device_skip.value_or(at::Tensor())};
   for (std::size_t i = 0; i < c_.wrappers.size(); ++i) {
     const PluginCallScope in_wrapper(wrapper_site(i), "before_step");
     c_.wrappers[i]->before_step(view);
@@ -129,7 +129,8 @@ void UpdateStep::say_where_skips_are_decided(bool on_device) {
                             : "each update waits for the host to read its inf/nan check: " +
                                   (c_.device_skip_blocker.empty() ? "the optimizer cannot skip an update on the device"
                                                                   : c_.device_skip_blocker) +
-                                  " (an optimizer needs SkipsOnDevice, its wrappers only_rewrites_gradients)");
+                                  " (an optimizer needs SkipsOnDevice, its wrappers only_rewrites_gradients or "
+                                  "honours_skip_flag)");
 }
 
 StateDict UpdateStep::state_dict() const {

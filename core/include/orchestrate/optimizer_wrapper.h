@@ -34,6 +34,13 @@ struct UpdateView {
   // log_every updates, so a wrapper never forces a host-device sync.
   std::map<std::string, at::Tensor>& metrics;
   std::int64_t update = 0;  // 0-based index of this update
+  // When the optimizer skips on the device (SkipsOnDevice): its flag, a
+  // 0-dim float32 on the parameters' device, 1 when this update is skipped.
+  // A wrapper declaring WrapperRules::honours_skip_flag must then change
+  // nothing the skip would not (weights, its state), without reading it on
+  // the host. Undefined when the host decided: then a skipped update never
+  // reaches the wrappers.
+  at::Tensor skip_flag;
 };
 
 // State that must survive a checkpoint (a wrapper's own buffers) is

@@ -90,6 +90,10 @@ struct WrapperRules {
   // optimizer then skips on the device (SkipsOnDevice, optimizer.h). Without
   // it every fp16 update waits for the host to read its inf/nan check.
   bool only_rewrites_gradients = false;
+  // The wrapper changes the weights or a state of its own, but reads
+  // UpdateView::skip_flag and leaves them as they were on an update the
+  // device skips (LAMB scales its correction by 1 - flag): it may run there too.
+  bool honours_skip_flag = false;
 };
 
 // Declared by a gradient compressor at registration; checked by the host

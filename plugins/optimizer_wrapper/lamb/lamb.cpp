@@ -19,6 +19,10 @@
 // Groups excluded from adaptation (biases, norms) take the base step as it
 // is; the group's weight decay, 0 for them by default, is applied decoupled
 // (AdamW's w *= 1 - lr * wd before the step) so a recipe that sets one is honoured.
+//
+// On an update the optimizer skips on the device (UpdateView::skip_flag),
+// both the decay and the rescaled step are multiplied by 1 - flag, so the
+// weights stay exactly as they were and nothing is read on the host.
 #include <ATen/ATen.h>
 
 #include <memory>
@@ -46,13 +50,21 @@ class Lamb final : public orchestrate::OptimizerWrapper {
     check_same_groups(view.optimizer, groups_.size(), "lamb");
     at::NoGradGuard no_grad;
     snapshots_.clear();
+    // 1 on an update that is stepped, 0 on one the device skips.
+    stepped_ = view.skip_flag.defined() ? 1 - view.skip_flag : at::Tensor();
     for (std::size_t index = 0; index < groups_.size(); ++index) {
       const auto& group = groups_[index];
       const double lr = learning_rate_of(view.optimizer, index);
       auto parameters = parameters_with_gradients(group);
       if (parameters.empty() || lr == 0) continue;  // lr 0: the base step and LAMB's are both no-ops
       if (group.exclude_from_layer_adaptation) {
-        if (group.weight_decay != 0) at::_foreach_mul_(parameters, 1.0 - lr * group.weight_decay);
+        if (group.weight_decay == 0) continue;
+        if (stepped_.defined()) {  // the host's factor in the weights' dtype, or exactly 1
+          const auto stepped = stepped_.to(parameters.front().scalar_type());
+          at::_foreach_mul_(parameters, stepped * (1.0 - lr * group.weight_decay) + (1 - stepped));
+        } else {
+          at::_foreach_mul_(parameters, 1.0 - lr * group.weight_decay);
+        }
         continue;
       }
       auto weights_before = at::_foreach_mul(parameters, 1.0);  // a copy, in one multi-tensor kernel
@@ -74,7 +86,7 @@ class Lamb final : public orchestrate::OptimizerWrapper {
       const auto update_norms = l2_norms(update);
       const auto ratio = ratio_where_norms_positive(weight_norms, update_norms, weight_norms / update_norms);
       // w = w_before - lr * ratio * r, built in `update` and copied over the base step.
-      at::_foreach_mul_(update, (ratio * -lr).unbind(0));
+      at::_foreach_mul_(update, (stepped_.defined() ? ratio * -lr * stepped_ : ratio * -lr).unbind(0));
       at::_foreach_add_(update, snapshot.weights_before);
       at::_foreach_copy_(snapshot.parameters, update);
       ratios.push_back(ratio);
@@ -92,6 +104,7 @@ class Lamb final : public orchestrate::OptimizerWrapper {
 
   std::vector<ParameterGroup> groups_;
   std::vector<Snapshot> snapshots_;
+  at::Tensor stepped_;  // 1 - the update's skip flag; undefined when the host decides
 };
 
 std::unique_ptr<orchestrate::OptimizerWrapper> make_lamb(const Params&, const orchestrate::WrapperContext& context) {
@@ -104,6 +117,7 @@ void register_components(orchestrate::Registry& registry) {
   rules.must_come_last = true;  // it rescales the base optimizer's own step
   rules.exclusive_group = "trust_ratio";
   rules.takes_over_weight_decay = true;  // decay goes inside the trust ratio, so the base must not decay
+  rules.honours_skip_flag = true;
   registry.optimizer_wrappers().add(
       "lamb", "layer-wise trust ratio ||w|| / ||update + wd * w|| over the base step (LAMB with base adam)",
       ParamSchema{}, make_lamb, std::move(rules));
