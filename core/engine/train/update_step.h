@@ -6,14 +6,14 @@
 //
 // Where the skip is decided: an optimizer that can skip on the device
 // (SkipsOnDevice, orchestrate/optimizer.h), behind wrappers that only
-// rewrite gradients, is handed the check as a device flag, so no update
-// waits for the device (torch.amp.GradScaler with a fused optimizer does
-// the same). The checks are read later, a batch at a time (settle()): at
-// log points, checkpoints and every kMaxUnreadSkipChecks updates, outside
-// the step (sync_check.h), and each
-// skipped update is then recorded under its own number. Otherwise the host
-// reads each update's check before stepping. One event of the run
-// ("skip_check") says which, and why.
+// rewrite gradients or honour the flag (WrapperRules), is handed the check
+// as a device flag, so no update waits for the device (torch.amp.GradScaler
+// with a fused optimizer does the same). The checks are read later, a batch
+// at a time (settle()): at log points, checkpoints, every
+// kMaxUnreadSkipChecks updates and when the run fails, outside the step
+// (sync_check.h), and each skipped update is then recorded under its own
+// number. Otherwise the host reads each update's check before stepping. One
+// event of the run ("skip_check") says which, and why.
 #pragma once
 
 #include <ATen/core/Tensor.h>
