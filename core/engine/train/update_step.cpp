@@ -32,7 +32,7 @@ void UpdateStep::apply(const at::Tensor& loss, double lr, std::int64_t update, s
   const bool may_skip = found_inf.defined() || on_nonfinite_ == NonFinitePolicy::skip;
   // Stage 2 of dimension-reduce training steps its own way, after a host check.
   const bool on_device = may_skip && skipper_ != nullptr && !stage2.active();
-  if (may_skip) say_where_skips_are_decided(skipper_ != nullptr);
+  if (may_skip) say_where_skips_are_decided(on_device, stage2.active());
   if (on_device) {
     step_skipping_on_device(loss, found_inf, lr, update, epoch, precision, stage2, loss_of);
   } else {
@@ -120,17 +120,21 @@ void UpdateStep::record_skip(std::int64_t update, std::int64_t epoch, const std:
                                         ") skipped: " + reason);
 }
 
-void UpdateStep::say_where_skips_are_decided(bool on_device) {
+void UpdateStep::say_where_skips_are_decided(bool on_device, bool in_stage2) {
   if (said_where_skips_are_decided_) return;
   said_where_skips_are_decided_ = true;
-  recorder_.event("skip_check",
-                  on_device ? "updates with inf/nan gradients or a non-finite loss are skipped on the device, so no "
-                              "update waits for the host; skipped updates are recorded at the next log point"
-                            : "each update waits for the host to read its inf/nan check: " +
-                                  (c_.device_skip_blocker.empty() ? "the optimizer cannot skip an update on the device"
-                                                                  : c_.device_skip_blocker) +
-                                  " (an optimizer needs SkipsOnDevice, its wrappers only_rewrites_gradients or "
-                                  "honours_skip_flag)");
+  if (on_device) {
+    recorder_.event("skip_check",
+                    "updates with inf/nan gradients or a non-finite loss are skipped on the device, so no update "
+                    "waits for the host; skipped updates are recorded at the next log point");
+    return;
+  }
+  const std::string why = in_stage2                          ? "stage 2 of dimension-reduce training steps its own way"
+                          : !c_.device_skip_blocker.empty() ? c_.device_skip_blocker
+                                                            : "the optimizer cannot skip an update on the device";
+  recorder_.event("skip_check", "each update waits for the host to read its inf/nan check: " + why +
+                                    " (an optimizer needs SkipsOnDevice, its wrappers only_rewrites_gradients or "
+                                    "honours_skip_flag)");
 }
 
 StateDict UpdateStep::state_dict() const {

@@ -87,7 +87,7 @@ class UpdateStep : public Stateful {
                                std::int64_t epoch, const PrecisionPolicy& precision, DimReduceStage& stage2,
                                const DimReduceStage::BatchLoss& loss_of);
   void record_skip(std::int64_t update, std::int64_t epoch, const std::string& reason) const;
-  void say_where_skips_are_decided(bool on_device);
+  void say_where_skips_are_decided(bool on_device, bool in_stage2);
 
   TrainingComponents& c_;
   const NonFinitePolicy on_nonfinite_;
