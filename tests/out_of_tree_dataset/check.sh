@@ -96,7 +96,9 @@ grep -c "corrupt.png" "$scratch/csv_fail.err" | sed 's/^/fail message names the 
 
 "$orchestrate" run "$scratch/csv_skip.toml" --db "$scratch/skip.db" --quiet >/dev/null 2>&1
 "$orchestrate" run "$scratch/folder_skip.toml" --db "$scratch/skip.db" --quiet >/dev/null 2>&1
-events() { sqlite3 "$scratch/skip.db" "select message from events e join runs r on r.id = e.run_id
+# The two reads run at once (process substitution): the first to open the
+# store may recover its WAL while the second waits, so give it a busy timeout.
+events() { sqlite3 -cmd ".timeout 10000" "$scratch/skip.db" "select message from events e join runs r on r.id = e.run_id
   where e.kind = 'bad_data' and r.id = $1 order by e.id" | sed "s/$2/DATASET/g"; }
 diff <(events 1 csv_manifest) <(events 2 image_folder)
 echo "on_corrupt = skip: $(events 1 csv_manifest | wc -l) bad_data events, the same for both"
