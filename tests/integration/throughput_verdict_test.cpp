@@ -285,8 +285,8 @@ at_end = false
   // A precision this host multiplies ten times faster is the report's first advice.
   {
     SQLite::Database peaks(dir.file("cache/device_peaks.db"), SQLite::OPEN_READWRITE);
-    ASSERT_EQ(peaks.exec("INSERT INTO device_peaks (host, device, precision, threads, flops_per_s, method, measured_at) "
-                         "SELECT host, device, 'bf16', threads, 10 * flops_per_s, method, measured_at "
+    ASSERT_EQ(peaks.exec("INSERT INTO device_peaks (host, device, precision, threads, flops_per_s, method, "
+                         "measured_at) SELECT host, device, 'bf16', threads, 10 * flops_per_s, method, measured_at "
                          "FROM device_peaks WHERE precision = 'fp32'"),
               1);
   }

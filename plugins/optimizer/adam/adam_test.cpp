@@ -147,7 +147,8 @@ TEST(AdamOptimizer, ResumesExactlyFromSavedState) {
 
 TEST(AdamOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adam");
-  expect_device_skip_leaves_no_trace(entry.create, params_for("adam", [](orchestrate::Params& p) { p.set("amsgrad", true); }));
+  const auto params = params_for("adam", [](orchestrate::Params& p) { p.set("amsgrad", true); });
+  expect_device_skip_leaves_no_trace(entry.create, params);
 }
 
 }  // namespace

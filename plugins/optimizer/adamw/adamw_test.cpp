@@ -85,7 +85,8 @@ TEST(AdamWOptimizer, ResumesExactlyFromSavedState) {
 
 TEST(AdamWOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adamw");
-  expect_device_skip_leaves_no_trace(entry.create, params_for("adamw", [](orchestrate::Params& p) { p.set("lr", 0.01); }));
+  const auto params = params_for("adamw", [](orchestrate::Params& p) { p.set("lr", 0.01); });
+  expect_device_skip_leaves_no_trace(entry.create, params);
 }
 
 }  // namespace

@@ -136,7 +136,8 @@ TEST(MomentumOptimizer, ResumesExactlyFromSavedState) {
 
 TEST(MomentumOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("momentum");
-  expect_device_skip_leaves_no_trace(entry.create, params_for("momentum", [](orchestrate::Params& p) { p.set("nesterov", true); }));
+  const auto params = params_for("momentum", [](orchestrate::Params& p) { p.set("nesterov", true); });
+  expect_device_skip_leaves_no_trace(entry.create, params);
 }
 
 }  // namespace
