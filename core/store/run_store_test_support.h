@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -55,6 +57,15 @@ struct ScratchRun {
   RunStore store{dir.file("runs.db")};
   std::int64_t id = store.begin_run(RunRecord{});
   RunRecorder recorder{store, id};
+
+  // The run's events of `kind`, in the order recorded, the buffered ones written first.
+  std::vector<EventRecord> events_of(const std::string& kind) {
+    store.flush();
+    std::vector<EventRecord> found;
+    for (auto& event : store.events(id))
+      if (event.kind == kind) found.push_back(std::move(event));
+    return found;
+  }
 };
 
 // error_of (orchestrate/testing/error_text.h), where no Error is itself a

@@ -14,13 +14,7 @@ namespace {
 
 const c10::Device kGpu(c10::kCUDA, 0);  // named only: nothing here touches a device
 
-std::vector<EventRecord> graph_events(testing::ScratchRun& run) {
-  run.store.flush();
-  std::vector<EventRecord> found;
-  for (const auto& event : run.store.events(run.id))
-    if (event.kind == "cuda_graph") found.push_back(event);
-  return found;
-}
+std::vector<EventRecord> graph_events(testing::ScratchRun& run) { return run.events_of("cuda_graph"); }
 
 TEST(CudaGraphStep, ARunThatCannotBeCapturedSaysWhyOnceAndNamesTheWayToSilenceIt) {
   testing::ScratchRun run;

@@ -42,13 +42,6 @@ class DeviceSkippingSgd final : public KernelSgd, public SkipsOnDevice {
   void skip_next_step_if(const at::Tensor& found_inf) override { found_inf_ = found_inf; }
 };
 
-std::vector<EventRecord> events_of_kind(testing::ScratchRun& run, const std::string& kind) {
-  run.store.flush();
-  std::vector<EventRecord> out;
-  for (auto& event : run.store.events(run.id))
-    if (event.kind == kind) out.push_back(event);
-  return out;
-}
 
 // One weight of 4 in a group with `lr_scale`, under plain SGD, and the
 // stage-2 and precision parts the step is handed (both off).
@@ -141,7 +134,7 @@ struct CheckedStep {
   }
   std::vector<std::string> messages(const std::string& kind) {
     std::vector<std::string> out;
-    for (const auto& event : events_of_kind(run, kind)) out.push_back(event.message);
+    for (const auto& event : run.events_of(kind)) out.push_back(event.message);
     return out;
   }
 };

@@ -55,13 +55,15 @@ inline Params default_wrapper_params(const std::string& name) {
 }
 
 // One update in the host's order: before_step, the base step, after_step.
-// Returns the metrics the wrapper logged.
+// Returns the metrics the wrapper logged. With `skip_flag` (0 or 1) it is
+// the update of an optimizer skipping on the device: the wrapper sees the
+// flag, and at 1 the base optimizer does not step.
 inline std::map<std::string, at::Tensor> run_update(OptimizerWrapper& wrapper, torch::optim::Optimizer& optimizer,
-                                                    std::int64_t update = 0) {
+                                                    std::int64_t update = 0, const at::Tensor& skip_flag = {}) {
   std::map<std::string, at::Tensor> metrics;
-  UpdateView view{optimizer, metrics, update};
+  UpdateView view{optimizer, metrics, update, skip_flag};
   wrapper.before_step(view);
-  optimizer.step();
+  if (!skip_flag.defined() || skip_flag.item<double>() == 0) optimizer.step();
   wrapper.after_step(view);
   return metrics;
 }
