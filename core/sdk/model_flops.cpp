@@ -9,6 +9,25 @@
 
 namespace orchestrate {
 
+namespace {
+
+// cuDNN's autotuning off for the count, restored after: the count's one
+// fp32 image is a shape training never runs, so timing each convolution's
+// algorithms for it (cudnn.benchmark) only lengthens the setup before the
+// first step, by as many autotunings as the model has convolution shapes.
+class NoCudnnAutotuning {
+ public:
+  NoCudnnAutotuning() : was_on_(at::globalContext().benchmarkCuDNN()) { at::globalContext().setBenchmarkCuDNN(false); }
+  ~NoCudnnAutotuning() { at::globalContext().setBenchmarkCuDNN(was_on_); }
+  NoCudnnAutotuning(const NoCudnnAutotuning&) = delete;
+  NoCudnnAutotuning& operator=(const NoCudnnAutotuning&) = delete;
+
+ private:
+  const bool was_on_;
+};
+
+}  // namespace
+
 FlopCount forward_flops_per_image(Model& model, const ModelInput& input, const c10::Device& device) {
   namespace profiler = torch::autograd::profiler;
   using torch::profiler::impl::ActivityType;
@@ -23,6 +42,7 @@ FlopCount forward_flops_per_image(Model& model, const ModelInput& input, const c
                               /*with_stack=*/false, /*with_flops=*/true);
   const std::set<ActivityType> activities{ActivityType::CPU};
   FlopCount count;
+  const NoCudnnAutotuning no_autotuning;
   try {
     at::NoGradGuard no_grad;
     start_profiler(config, activities);

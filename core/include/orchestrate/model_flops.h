@@ -18,8 +18,10 @@ struct FlopCount {
   std::map<std::string, std::uint64_t> by_op;  // "aten::conv2d" -> FLOPs
 };
 
-// One forward pass of one zero image of `input`'s shape, in eval mode and
-// without gradients; the model's mode is restored and nothing in it changes.
+// One forward pass of one zero image of `input`'s shape, in eval mode,
+// without gradients and without cuDNN's autotuning (a shape training never
+// runs); the model's mode and the autotuning setting are restored, and
+// nothing in the model changes.
 ORCHESTRATE_API FlopCount forward_flops_per_image(Model& model, const ModelInput& input, const c10::Device& device);
 
 // FLOPs of one training example: the forward pass, then the backward's
