@@ -57,6 +57,11 @@ std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tens
   if (x.scalar_type() != at::kHalf) return std::string("the input is ") + c10::toString(x.scalar_type()) + ", not Half";
   if (norm.weight.scalar_type() != at::kFloat) return "the batch norm's parameters are not Float";
   if (!x.is_contiguous(at::MemoryFormat::ChannelsLast)) return "the input is not channels_last";
+  // Left to the unfused kernels, which say what is wrong in LibTorch's words.
+  if (x.numel() / x.size(1) < 2) return "fewer than 2 values a channel: no batch variance";
+  if (norm.weight.device() != x.device() || norm.running_mean.device() != x.device()) {
+    return "the batch norm is on " + norm.weight.device().str() + ", the input on " + x.device().str();
+  }
   if (x.size(1) % kChannelMultiple != 0) {
     return std::to_string(x.size(1)) + " channels, not a multiple of " + std::to_string(kChannelMultiple);
   }

@@ -4,6 +4,7 @@
 // kernels do not take. The fused kernels themselves need a GPU:
 // fused_ops_cuda_check (scripts/bench/gpu_checks fusedbn).
 #include "batch_norm_relu.h"
+#include "cudnn_batch_norm_relu.h"
 #include "cudnn_library.h"
 
 #include <ATen/ATen.h>
@@ -89,6 +90,12 @@ TEST(BatchNormRelu, NamesWhatTheFusedKernelsDoNotTake) {
   EXPECT_EQ(why_not_fused(*norm, wider, at::Tensor()), "the input is not channels_last")
       << "a channel slice is not dense";
 
+  EXPECT_EQ(why_not_fused(*norm, half_channels_last(8).narrow(0, 0, 1).narrow(2, 0, 1).narrow(3, 0, 1), at::Tensor()),
+            "fewer than 2 values a channel: no batch variance");
+  auto elsewhere = norm_with_statistics(8, 3);
+  elsewhere->weight = at::empty({8}, at::TensorOptions().device(at::kMeta));  // (Module::to cannot move to meta)
+  EXPECT_EQ(why_not_fused(*elsewhere, fits, at::Tensor()), "the batch norm is on meta, the input on cpu");
+
   auto six = norm_with_statistics(6, 3);
   EXPECT_EQ(why_not_fused(*six, half_channels_last(6), at::Tensor()), "6 channels, not a multiple of 4");
   nn::BatchNorm2d plain(nn::BatchNorm2dOptions(8).affine(false));
@@ -96,6 +103,23 @@ TEST(BatchNormRelu, NamesWhatTheFusedKernelsDoNotTake) {
             "the batch norm has no affine parameters or running statistics");
   norm->eval();
   EXPECT_EQ(why_not_fused(*norm, fits, at::Tensor()), "the module is in evaluation mode");
+}
+
+// The fused function itself, called with and without a residual, gets as far
+// as its own refusal of a CPU input: LibTorch's Function::apply asks every
+// tensor argument for its device, so a missing residual must reach it as an
+// empty optional, never as an undefined tensor (which has no device).
+TEST(BatchNormRelu, TheFusedFunctionTakesAMissingResidual) {
+  auto norm = norm_with_statistics(8, 3);
+  const at::Tensor x = half_channels_last(8).requires_grad_();
+  for (const at::Tensor& residual : {at::Tensor(), half_channels_last(8)}) {
+    try {
+      cudnn_batch_norm_relu(x, residual, norm->weight, norm->bias, norm->running_mean, norm->running_var, 0.1, 1e-5);
+      ADD_FAILURE() << "a CPU input ran the fused kernels";
+    } catch (const CudnnRefused& refused) {
+      EXPECT_STREQ(refused.what(), "the input is not on a CUDA device");
+    }
+  }
 }
 
 // Needs no GPU: the CUDA LibTorch every build uses has loaded its cuDNN, and

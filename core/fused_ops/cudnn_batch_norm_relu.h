@@ -10,8 +10,10 @@
 
 namespace orchestrate::fused_ops {
 
-// cuDNN returned a status other than success for the forward: nothing was
-// written, and the caller may run the unfused path instead.
+// The fused call cannot run (the input is not on a CUDA device, or cuDNN
+// returned a status other than success before the forward wrote anything,
+// the backward's workspace query included): nothing was written, and the
+// caller may run the unfused path instead.
 struct CudnnRefused : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
