@@ -8,6 +8,7 @@
 #include <torch/serialize/output-archive.h>
 
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -27,13 +28,34 @@ StateDict OptimizerState::state_dict() const {
   return {{"archive", tensor}};
 }
 
+namespace {
+
+// The one device the optimizer's parameters are on, or none (spread over
+// several, or no parameters): the state is then loaded where it was saved.
+std::optional<c10::Device> parameters_device(const torch::optim::Optimizer& optimizer) {
+  std::optional<c10::Device> device;
+  for (const auto& group : optimizer.param_groups()) {
+    for (const auto& parameter : group.params()) {
+      if (!device) device = parameter.device();
+      if (*device != parameter.device()) return std::nullopt;
+    }
+  }
+  return device;
+}
+
+}  // namespace
+
 void OptimizerState::load_state_dict(const StateDict& state) {
   const auto it = state.find("archive");
   if (it == state.end()) throw Error("its section holds no optimizer archive");
   const auto bytes = it->second.contiguous();
   torch::serialize::InputArchive archive;
+  // Onto the parameters' device, not the saver's: only rank 0 saves, so
+  // without it every rank's momentum and moments would come back on cuda:0
+  // (ATen's fused kernels refuse state on another device than the
+  // parameters'), and a GPU run's checkpoint could not resume on the CPU.
   archive.load_from(reinterpret_cast<const char*>(bytes.data_ptr<std::uint8_t>()),
-                    static_cast<std::size_t>(bytes.numel()));
+                    static_cast<std::size_t>(bytes.numel()), parameters_device(optimizer_));
   optimizer_.load(archive);
 }
 

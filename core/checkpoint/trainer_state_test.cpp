@@ -3,6 +3,7 @@
 // asks, and a file of the older format is refused in one line naming both.
 #include "checkpoint/trainer_state.h"
 
+#include <caffe2/serialize/inline_container.h>
 #include <gtest/gtest.h>
 #include <torch/optim/sgd.h>
 #include <torch/serialize/output-archive.h>
@@ -163,6 +164,64 @@ TEST(StateAdapters, AnOptimizerRestoredFromItsSectionStepsTheSame) {
     pair->step();
   }
   EXPECT_TRUE(w1.equal(w2)) << "the momentum buffer came back";
+}
+
+// `archive` (an optimizer's section) as a process on `device` would have
+// saved it: each tensor's device in its pickle ("cpu") rewritten, the rest
+// copied record by record. A CPU machine cannot make CUDA tensors to save.
+at::Tensor as_if_saved_on(const at::Tensor& archive, const std::string& device) {
+  std::istringstream in(std::string(reinterpret_cast<const char*>(archive.data_ptr<std::uint8_t>()),
+                                    static_cast<std::size_t>(archive.numel())));
+  caffe2::serialize::PyTorchStreamReader reader(&in);
+  std::string out;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, std::size_t size) {
+    out.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  // LibTorch's pickler writes a string as BINUNICODE: 'X', its length in 4
+  // bytes (little-endian), its bytes; later tensors refer back to it.
+  const auto binunicode = [](const std::string& text) {
+    return std::string("X") + static_cast<char>(text.size()) + std::string(3, '\0') + text;
+  };
+  const std::string cpu = binunicode("cpu");
+  const std::string other = binunicode(device);
+  int rewritten = 0;
+  for (const auto& name : reader.getAllRecords()) {
+    if (name == ".data/version" || name == "version" || name == ".data/serialization_id") continue;  // the writer's own
+    auto [data, size] = reader.getRecord(name);
+    std::string bytes(static_cast<const char*>(data.get()), size);
+    if (name.size() >= 8 && name.compare(name.size() - 8, 8, "data.pkl") == 0) {
+      for (auto at = bytes.find(cpu); at != std::string::npos; at = bytes.find(cpu, at + other.size())) {
+        bytes.replace(at, cpu.size(), other);
+        ++rewritten;
+      }
+    }
+    writer.writeRecord(name, bytes.data(), bytes.size());
+  }
+  writer.writeEndOfFile();
+  EXPECT_GT(rewritten, 0) << "no tensor's device was found in the pickle";
+  auto tensor = at::empty({static_cast<std::int64_t>(out.size())}, at::kByte);
+  std::copy(out.begin(), out.end(), reinterpret_cast<char*>(tensor.data_ptr<std::uint8_t>()));
+  return tensor;
+}
+
+// The state goes to the parameters' device, wherever it was saved: only
+// rank 0 saves, for every rank, and a GPU run may resume on the CPU.
+TEST(StateAdapters, AnOptimizersStateSavedOnAGpuIsRestoredOnItsParametersDevice) {
+  auto w = torch::ones({4}, torch::requires_grad());
+  torch::optim::SGD saver({w}, torch::optim::SGDOptions(0.1).momentum(0.9));
+  (w * w).sum().backward();
+  saver.step();
+  StateDict section = OptimizerState(saver).state_dict();
+  section["archive"] = as_if_saved_on(section.at("archive"), "cuda:0");
+  auto v = torch::ones({4}, torch::requires_grad());
+  torch::optim::SGD loader({v}, torch::optim::SGDOptions(0.1).momentum(0.9));
+  OptimizerState(loader).load_state_dict(section);
+  const auto& state = static_cast<const torch::optim::SGDParamState&>(*loader.state().begin()->second);
+  EXPECT_EQ(state.momentum_buffer().device(), torch::Device(torch::kCPU));
+  EXPECT_TRUE(state.momentum_buffer().equal(static_cast<const torch::optim::SGDParamState&>(
+                                                *saver.state().begin()->second)
+                                                .momentum_buffer()));
 }
 
 TEST(StateAdapters, TheGeneratorsReplayTheSameNumbers) {

@@ -8,7 +8,10 @@
 2. resume: a 400-step run with checkpoints every 100 updates killed with
    SIGKILL after its first checkpoint, then --resume, against the same run unbroken: whether
    the final model.safetensors files are byte-identical, with the graph and
-   without it.
+   without it. The eager pair is the control: where it differs too, cuDNN's
+   kernels were not deterministic between the processes, not the graph at
+   fault. cuDNN's autotuning is off in every run (cudnn_benchmark = false),
+   so no two processes time their way to different algorithms.
 
 ResNet-18 on the mock dataset (32x32, batch 128, 10 classes), fp16 with
 dynamic loss scaling unless --precision says otherwise. Prints each run's
@@ -39,6 +42,7 @@ max_steps = {steps}
 batch_size = 128
 num_workers = 4
 log_every = 1
+cudnn_benchmark = false
 [data]
 plugin = "mock"
 channels = 3

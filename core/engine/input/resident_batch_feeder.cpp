@@ -69,8 +69,11 @@ std::int64_t ResidentBatchFeeder::bytes() const {
   return static_cast<std::int64_t>(images_.nbytes() + labels_.nbytes());
 }
 
-// One upload of the epoch's indices (a blocking copy, once an epoch), so a
-// batch is a slice of a tensor already on the device.
+// One upload of the epoch's indices an epoch, so a batch is a slice of a
+// tensor already on the device. From pinned memory and not waited for: a
+// copy from pageable memory would make this step wait for the device
+// (`--sync-debug` fails on it), and the pinned block is not reused before
+// its copy is done (ATen's host allocator records the copy's stream).
 void ResidentBatchFeeder::load_plan(std::int64_t epoch) {
   const BatchIndices batches = plan_(epoch);
   std::vector<std::int64_t> flat;
@@ -81,7 +84,9 @@ void ResidentBatchFeeder::load_plan(std::int64_t epoch) {
     lengths_.push_back(static_cast<std::int64_t>(batch.size()));
     flat.insert(flat.end(), batch.begin(), batch.end());
   }
-  epoch_indices_ = at::tensor(flat, at::kLong).to(device_);
+  at::Tensor host = at::tensor(flat, at::kLong);
+  if (device_.is_cuda()) host = host.pin_memory();
+  epoch_indices_ = host.to(device_, /*non_blocking=*/true);
   planned_epoch_ = epoch;
 }
 

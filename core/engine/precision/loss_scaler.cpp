@@ -111,18 +111,21 @@ at::Tensor LossScaler::unscale_(const std::vector<at::Tensor>& grads) {
       at::_amp_foreach_non_finite_check_and_unscale_(group.values, found_inf, inv_scale);
       continue;
     }
-    // Another device checks into its own flag, added back without a sync.
+    // Another device checks into its own flag, added back without a sync
+    // where the copy lands on a GPU (its stream orders it); a copy to the
+    // host is waited for, since a CPU kernel would read it at once.
     at::Tensor found_there = scalar_tensor(0, at::kFloat, group.device);
     at::_amp_foreach_non_finite_check_and_unscale_(group.values, found_there,
-                                                   inv_scale.to(group.device, /*non_blocking=*/true));
-    found_inf = at::maximum(found_inf, found_there.to(scale_.device(), /*non_blocking=*/true));  // still 0 or 1
+                                                   inv_scale.to(group.device, /*non_blocking=*/group.device.is_cuda()));
+    const bool to_gpu = scale_.device().is_cuda();
+    found_inf = at::maximum(found_inf, found_there.to(scale_.device(), /*non_blocking=*/to_gpu));  // still 0 or 1
   }
   return found_inf;
 }
 
 void LossScaler::update(const at::Tensor& found_inf) {
   if (!enabled()) return;
-  const at::Tensor found = found_inf.to(scale_.device(), /*non_blocking=*/true);
+  const at::Tensor found = found_inf.to(scale_.device(), /*non_blocking=*/scale_.device().is_cuda());
   skipped_.add_(found.gt(0));
   if (settings_.mode == LossScaleMode::dynamic)
     at::_amp_update_scale_(scale_, growth_tracker_, found.to(at::kFloat), settings_.growth_factor,

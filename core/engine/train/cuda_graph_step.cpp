@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <ATen/core/CachingHostAllocator.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <ATen/cuda/CUDAGraph.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
@@ -10,6 +13,7 @@
 #include <cuda_runtime_api.h>
 
 #include <exception>
+#include <mutex>
 #include <utility>
 
 #include "checkpoint/safetensors_header.h"
@@ -34,6 +38,55 @@ class AutocastCacheOff {
   const bool was_;
 };
 
+// `waiting` goes on once the work queued on `done` so far has run.
+void wait_for(const c10::cuda::CUDAStream& waiting, const c10::cuda::CUDAStream& done) {
+  at::cuda::CUDAEvent event;
+  event.record(done);
+  event.block(waiting);
+}
+
+c10::cuda::CUDAStream as_cuda(const c10::Stream& stream) {
+  return c10::cuda::CUDAStream(c10::cuda::CUDAStream::UNCHECKED, stream);
+}
+
+// Puts back what a capture that did not end leaves behind, so the eager
+// step can go on. capture_begin put the device's default random generator
+// in capture mode and opened pools in the device and host allocators; only
+// a capture_end that succeeds would close them, and a generator left
+// capturing fails the next random op (dropout) of the eager step.
+void undo_failed_capture(const c10::cuda::CUDAStream& stream, c10::DeviceIndex device, c10::MempoolId_t pool,
+                         at::Generator& generator, const at::Generator& generator_before) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream.stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
+    cudaGraph_t broken = nullptr;
+    cudaStreamEndCapture(stream.stream(), &broken);
+    if (broken) cudaGraphDestroy(broken);
+  }
+  {
+    const std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.graphsafe_set_state(generator_before);
+  }
+  // Each may have been done by capture_end before it failed, or not be
+  // implemented by this LibTorch: what is left is then a pool of idle blocks.
+  try {
+    c10::cuda::CUDACachingAllocator::endAllocateToPool(device, pool);
+  } catch (const std::exception&) {
+  }
+  try {
+    c10::cuda::CUDACachingAllocator::releasePool(device, pool);
+  } catch (const std::exception&) {
+  }
+  try {
+    at::getHostAllocator(at::kCUDA)->end_allocate_to_pool(pool);
+  } catch (const std::exception&) {
+  }
+  try {
+    at::getHostAllocator(at::kCUDA)->release_pool(pool);
+  } catch (const std::exception&) {
+  }
+  (void)cudaGetLastError();  // the failed call's error is the event's, not the next kernel's
+}
+
 }  // namespace
 
 CudaGraphStep::CudaGraphStep(CudaGraphMode mode, const c10::Device& device, std::vector<at::Tensor> parameters,
@@ -47,6 +100,14 @@ CudaGraphStep::CudaGraphStep(CudaGraphMode mode, const c10::Device& device, std:
     return;
   }
   capturing_allowed_ = true;
+  device_index_ = device.index();
+}
+
+// Taken from the pool when first needed, so that a run whose eager updates
+// rule capture out never asks CUDA for it.
+c10::cuda::CUDAStream CudaGraphStep::capture_stream() {
+  if (!capture_stream_) capture_stream_ = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device_index_);
+  return as_cuda(*capture_stream_);
 }
 
 CudaGraphStep::~CudaGraphStep() = default;
@@ -61,10 +122,29 @@ CudaGraphStep::Result CudaGraphStep::run(const at::Tensor& images, const at::Ten
   if (capturing_allowed_ && eager_runs_ >= kEagerUpdatesBeforeCapture * micro_batches_)
     return capture(images, labels, update, body);
   std::string not_capturable;
-  Result result = body(images, labels, not_capturable);
+  Result result = capturing_allowed_ && eager_runs_ >= (kEagerUpdatesBeforeCapture - 1) * micro_batches_
+                      ? on_capture_stream(images, labels, body, not_capturable)
+                      : body(images, labels, not_capturable);
   ++eager_runs_;
   if (capturing_allowed_ && !not_capturable.empty())
     stop_capturing("the eager step runs: " + not_capturable);
+  return result;
+}
+
+// The last eager update before the capture runs on the capture's stream, as
+// torch.cuda.graphs asks: what LibTorch sets up lazily for each stream (a
+// cuBLAS workspace) is then made outside the graph, not in its pool.
+CudaGraphStep::Result CudaGraphStep::on_capture_stream(const at::Tensor& images, const at::Tensor& labels,
+                                                       const Body& body, std::string& not_capturable) {
+  const c10::cuda::CUDAStream side = capture_stream();
+  const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(side.device_index());
+  wait_for(side, current);
+  Result result;
+  {
+    const c10::cuda::CUDAStreamGuard on_side(side);
+    result = body(images, labels, not_capturable);
+  }
+  wait_for(current, side);
   return result;
 }
 
@@ -98,7 +178,12 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
   c10::cuda::CUDACachingAllocator::emptyCache();
   const auto pool = at::cuda::graph_pool_handle();
   auto graph = std::make_unique<at::cuda::CUDAGraph>();
-  const auto stream = c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device);
+  const c10::cuda::CUDAStream stream = capture_stream();
+  at::Generator generator = at::cuda::detail::getDefaultCUDAGenerator(device);
+  const at::Generator generator_before = [&] {
+    const std::lock_guard<std::mutex> lock(generator.mutex());
+    return generator.clone();
+  }();
   std::string not_capturable;
   std::string failure;
   {
@@ -113,27 +198,14 @@ CudaGraphStep::Result CudaGraphStep::capture(const at::Tensor& images, const at:
       failure = exception_reason(error);
     }
     if (!failure.empty()) {
-      // End the broken capture by hand, so the stream and the allocator are
-      // as they were: the torch object only cleans up a capture that ended.
-      cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-      if (cudaStreamIsCapturing(stream.stream(), &status) == cudaSuccess && status != cudaStreamCaptureStatusNone) {
-        cudaGraph_t broken = nullptr;
-        cudaStreamEndCapture(stream.stream(), &broken);
-        if (broken) cudaGraphDestroy(broken);
-      }
-      // Either may have been done by capture_end before it failed.
-      try {
-        c10::cuda::CUDACachingAllocator::endAllocateToPool(device, pool);
-      } catch (const std::exception&) {
-      }
-      try {
-        c10::cuda::CUDACachingAllocator::releasePool(device, pool);
-      } catch (const std::exception&) {
-      }
-      (void)cudaGetLastError();  // the failed call's error is the event's, not the next kernel's
-      graph.release();           // NOLINT: its destructor would release the pool a second time
+      // By hand: the torch object only cleans up a capture that ended.
+      undo_failed_capture(stream, device, pool, generator, generator_before);
+      graph.release();  // NOLINT: its destructor would release the pool a second time
     }
   }
+  // What capture_begin queued on the capture stream (the generator's
+  // offsets) comes before the first replay, which runs on this one.
+  wait_for(c10::cuda::getCurrentCUDAStream(device), stream);
   if (failure.empty() && not_capturable.empty()) {
     graph_ = std::move(graph);
     gradients_.adopt_captured();

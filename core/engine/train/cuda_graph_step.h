@@ -19,7 +19,10 @@
 //
 // The first kEagerUpdatesBeforeCapture (settings.h) updates of a process run eagerly:
 // cuDNN's autotuning picks its algorithms, the caching allocator fills and
-// lazy set-up happens outside the graph, as torch.cuda.graphs asks.
+// lazy set-up happens outside the graph, as torch.cuda.graphs asks; the
+// last of them on the capture's own stream. A capture that fails is undone
+// (the stream, the allocators' pools, the random generator's capture mode)
+// before the eager step goes on.
 //
 // The gradients backward writes belong to the graph; GraphGradients makes
 // them the parameters' as the eager step would, attached (one micro-batch an
@@ -28,10 +31,12 @@
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
+#include <c10/core/Stream.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +46,9 @@
 
 namespace at::cuda {
 struct CUDAGraph;
+}
+namespace c10::cuda {
+class CUDAStream;
 }
 
 namespace orchestrate {
@@ -74,6 +82,8 @@ class CudaGraphStep {
 
  private:
   Result capture(const at::Tensor& images, const at::Tensor& labels, std::int64_t update, const Body& body);
+  Result on_capture_stream(const at::Tensor& images, const at::Tensor& labels, const Body& body,
+                           std::string& not_capturable);
   Result replay(const at::Tensor& images, const at::Tensor& labels);
   bool fits(const at::Tensor& images, const at::Tensor& labels) const;
   // Ends graph capture for good, the eager step from now on; `why` is the event's text.
@@ -84,6 +94,10 @@ class CudaGraphStep {
   GraphGradients gradients_;
   bool capturing_allowed_ = false;
   std::int64_t eager_runs_ = 0;  // micro-batches
+  // The CUDA stream the capture and the eager update before it run on.
+  c10::cuda::CUDAStream capture_stream();
+  c10::DeviceIndex device_index_ = 0;
+  std::optional<c10::Stream> capture_stream_;
   std::unique_ptr<at::cuda::CUDAGraph> graph_;
   at::Tensor static_images_, static_labels_;  // the graph reads its batch from these
   Result static_result_;                      // and writes its results here

@@ -26,7 +26,7 @@ SyncCheck::Scope::Scope(const SyncCheck& check, std::int64_t update)
     : check_(check), update_(update), exceptions_(std::uncaught_exceptions()) {
   // Capture synchronises the device once (cuda_graph_step.cpp); the updates
   // before it tune cuDNN and fill the allocator.
-  if (check.mode_ == SyncDebug::off || update <= kEagerUpdatesBeforeCapture + 1) return;
+  if (check.mode_ == SyncDebug::off || ++check.updates_begun_ <= kEagerUpdatesBeforeCapture + 1) return;
   auto& state = c10::cuda::warning_state();
   previous_ = static_cast<int>(state.get_sync_debug_mode());
   state.set_sync_debug_mode(check.mode_ == SyncDebug::warn ? c10::cuda::SyncDebugMode::L_WARN

@@ -1,11 +1,14 @@
 // `run --sync-debug warn|error`: ATen's own check of host-device
 // synchronisation (torch.cuda.set_sync_debug_mode), turned on around each
 // steady training step only: its micro-batches and its update, from the
-// update after CUDA graph capture could happen (kEagerUpdatesBeforeCapture
-// + 1) on. A step that reads the device (an .item(), a copy to the host, a
-// stream synchronisation) then warns once per call or fails the run with
-// ATen's line and the update (named()). Log points,
-// checkpoints and evaluation read the device on purpose and are outside.
+// update after CUDA graph capture could happen (this process's
+// kEagerUpdatesBeforeCapture + 2nd) on. Counted in this process, not by the
+// run's update number: after --resume the first updates are again the ones
+// that tune cuDNN, capture and move restored state to the device. A step
+// that reads the device (an .item(), a copy to the host, a stream
+// synchronisation) then warns once per call or fails the run with ATen's
+// line and the update (named()). Log points, checkpoints and evaluation
+// read the device on purpose and are outside.
 //
 // What it proves on a GPU: that the loop never waits for the device within
 // a step, fp16 loss scaling included (update_step.h). A data-parallel
@@ -32,8 +35,9 @@ class SyncCheck {
   // Why nothing is checked in this run ("" when it is, or when off).
   const std::string& not_checked() const { return not_checked_; }
 
-  // Checks while it lives, when `update` (1-based) is a steady one; restores
-  // the mode it found, and notes the update when an exception leaves it.
+  // One for each update, in order: checks while it lives when this is a
+  // steady update of the process; restores the mode it found, and notes
+  // `update` (the run's, 1-based) when an exception leaves it.
   class Scope {
    public:
     Scope(const SyncCheck& check, std::int64_t update);
@@ -58,6 +62,7 @@ class SyncCheck {
   SyncDebug mode_;
   std::string not_checked_;
   mutable std::int64_t failed_update_ = 0;  // the checked update an exception left; 0: none
+  mutable std::int64_t updates_begun_ = 0;  // by this process (its scopes)
 };
 
 }  // namespace orchestrate

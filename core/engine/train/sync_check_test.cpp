@@ -15,20 +15,30 @@ namespace {
 
 c10::cuda::SyncDebugMode mode_now() { return c10::cuda::warning_state().get_sync_debug_mode(); }
 
+// The process's first updates, whatever their number in the run (a
+// --resume starts at its checkpoint's): they tune cuDNN, capture the graph
+// and move restored state to the device, each of which waits once.
+void run_unchecked_first_updates(const SyncCheck& check, std::int64_t first_update) {
+  for (std::int64_t u = first_update; u < first_update + kEagerUpdatesBeforeCapture + 1; ++u) {
+    const SyncCheck::Scope not_steady(check, u);
+    EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "update " << u << " of the process";
+  }
+}
+
 TEST(SyncCheck, ChecksOnlySteadyStepsOfACudaRunAndPutsTheModeBack) {
-  const SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
-  EXPECT_EQ(check.not_checked(), "");
-  {
-    const SyncCheck::Scope capture_may_happen(check, kEagerUpdatesBeforeCapture + 1);
-    EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "capture synchronises once, on purpose";
+  for (const std::int64_t first_update : {1, 101}) {  // a new run, and one resumed from update 100
+    const SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
+    EXPECT_EQ(check.not_checked(), "");
+    run_unchecked_first_updates(check, first_update);
+    {
+      const SyncCheck::Scope steady(check, first_update + kEagerUpdatesBeforeCapture + 1);
+      EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_ERROR);
+    }
+    EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "the update's end reads the device on purpose";
   }
-  {
-    const SyncCheck::Scope steady(check, kEagerUpdatesBeforeCapture + 2);
-    EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_ERROR);
-  }
-  EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "the update's end reads the device on purpose";
 
   const SyncCheck warning(SyncDebug::warn, c10::Device(c10::kCUDA, 0));
+  run_unchecked_first_updates(warning, 1);
   {
     const SyncCheck::Scope steady(warning, 100);
     EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_WARN);
@@ -42,6 +52,7 @@ TEST(SyncCheck, AStepThatWaitedIsNamedWithItsUpdate) {
   const SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
   EXPECT_EQ(check.named("called a synchronizing CUDA operation"), "") << "no checked step failed yet";
   std::string reason;
+  run_unchecked_first_updates(check, 1);
   try {
     const SyncCheck::Scope steady(check, 7);
     c10::cuda::warn_or_error_on_sync();

@@ -30,12 +30,12 @@ inline void expect_device_skip_leaves_no_trace(const OptimizerFactory& create, c
     ASSERT_NE(skipper, nullptr) << "the optimizer does not implement SkipsOnDevice";
     for (int step = first; step < last; ++step) {
       if (step == 0 || step == 3 || step == 7) {  // what an overflowed fp16 update hands the optimizer
-        for (auto* p : {&model.weight, &model.bias}) {
-          // Memory freed with junk in it, which a state the step allocates
-          // may well reuse: a state left unwritten then shows.
-          at::full_like(*p, 1234.5).fill_(-987.25);
+        for (auto* p : {&model.weight, &model.bias})
           p->mutable_grad() = at::full_like(*p, std::numeric_limits<float>::infinity());
-        }
+        // Memory freed with junk in it just before the step, which a state
+        // the step allocates is likely to reuse (the allocator hands out
+        // what was freed last first): a state left unwritten then shows.
+        for (auto* p : {&model.weight, &model.bias}) at::full_like(*p, 1234.5).fill_(-987.25);
         skipper->skip_next_step_if(at::ones({}));
         stepping.step();
       }

@@ -55,11 +55,12 @@ class FusedSgd : public torch::optim::SGD, public SkipsOnDevice {
           continuing_buffers.push_back(static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer());
       }
       if (!continuing.empty()) apply(options, continuing, continuing_buffers, /*is_first_step=*/false, found_inf);
-      if (!starting.empty() && !skipped_on_the_host(found_inf)) {
+      if (!starting.empty() && !skipped_on_the_host(options, found_inf)) {
         std::vector<at::Tensor> starting_buffers;
         for (std::size_t i = 0; i < starting.params.size(); ++i) {
           auto& state = lazy_state<torch::optim::SGDParamState>(state_, starting.params[i], [](auto&) {});
-          state.momentum_buffer(at::empty_like(starting.grads[i]));
+          // Zeros, not uninitialised memory: a step skipped on the device leaves them as they are.
+          state.momentum_buffer(at::zeros_like(starting.grads[i]));
           starting_buffers.push_back(state.momentum_buffer());
         }
         apply(options, starting, starting_buffers, /*is_first_step=*/true, found_inf);
@@ -69,12 +70,15 @@ class FusedSgd : public torch::optim::SGD, public SkipsOnDevice {
   }
 
  private:
-  // A buffer the kernel would start on a skipped step stays unwritten (it
-  // returns before touching anything), and a later step would read it as
-  // momentum. So the first step of a parameter reads the flag on the host:
-  // a sync on the first update only, and on a parameter's first gradient.
-  static bool skipped_on_the_host(const std::optional<at::Tensor>& found_inf) {
-    return found_inf && found_inf->item<double>() != 0;
+  // A buffer the kernel would start on a skipped step is left as it was (the
+  // kernel returns before touching anything): zeros, which the next step
+  // takes as momentum, momentum * 0 + (1 - dampening) * g. Without
+  // dampening that is g, the copy torch starts a buffer with, so nothing
+  // waits for the device. With dampening it is not, and a parameter's first
+  // step reads the flag on the host instead: one sync, on that step only.
+  static bool skipped_on_the_host(const torch::optim::SGDOptions& options,
+                                  const std::optional<at::Tensor>& found_inf) {
+    return found_inf && options.dampening() != 0 && found_inf->item<double>() != 0;
   }
 
   // Weight decay is torch's L2 term (weight_decay * w added to the gradient).

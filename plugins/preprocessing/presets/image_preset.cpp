@@ -152,7 +152,16 @@ at::Tensor ImagePreset::finish_batch(const at::Tensor& images) const {
     return x;
   }
   x.copy_(images.permute({0, 3, 1, 2}));
-  return at::addcmul_out(x, channel_tensor(bias_, images.device()), x, channel_tensor(scale_, images.device()));
+  const DeviceChannels& channels = on_device(images.device());
+  return at::addcmul_out(x, channels.bias, x, channels.scale);
+}
+
+const ImagePreset::DeviceChannels& ImagePreset::on_device(const at::Device& device) const {
+  const std::lock_guard<std::mutex> lock(on_device_mutex_);
+  for (const DeviceChannels& kept : on_devices_)
+    if (kept.device == device) return kept;
+  on_devices_.push_back({device, channel_tensor(scale_, device), channel_tensor(bias_, device)});
+  return on_devices_.back();
 }
 
 ServingTransform ImagePreset::serving_transform() const {

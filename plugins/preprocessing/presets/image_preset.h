@@ -14,6 +14,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,17 @@ class ImagePreset final : public Preprocessing {
   std::vector<double> std_;
   std::vector<float> scale_;  // per channel: 1 / (255 std)
   std::vector<float> bias_;   // -mean / std
+
+  // scale_ and bias_ as [1, C, 1, 1] on a GPU, copied there once: a copy
+  // from pageable host memory at every batch would make the host wait for
+  // the device's queue each step.
+  struct DeviceChannels {
+    at::Device device;
+    at::Tensor scale, bias;
+  };
+  const DeviceChannels& on_device(const at::Device& device) const;
+  mutable std::mutex on_device_mutex_;
+  mutable std::deque<DeviceChannels> on_devices_;  // one per device seen (a deque: kept references stay valid)
 };
 
 }  // namespace orchestrate::preprocessing
