@@ -66,7 +66,11 @@ void check_format(torch::serialize::InputArchive& archive, const std::string& pa
 void TrainerState::load(const std::string& path) const {
   torch::serialize::InputArchive archive;
   try {
-    archive.load_from(path);
+    // On the CPU, as orchestrate/stateful.h promises each part: a GPU run's
+    // file then resumes without a GPU, and on another rank's device (each
+    // part moves its state where it works; saved as it was, it would come
+    // back on the saver's device, or fail where there is none).
+    archive.load_from(path, c10::Device(c10::kCPU));
   } catch (const std::exception& e) {
     throw Error("checkpoint state " + path + " cannot be read: " + exception_reason(e) +
                 "; it is damaged: use another checkpoint of the run");

@@ -23,6 +23,52 @@ namespace {
 using testing::error_of;
 using testing::ScratchDir;
 
+// A LibTorch archive's bytes as a process on `device` would have saved
+// them: each tensor's device in the pickle ("cpu") rewritten, the rest
+// copied record by record. A CPU machine cannot make CUDA tensors to save.
+std::string as_if_saved_on(const std::string& archive, const std::string& device) {
+  std::istringstream in(archive);
+  caffe2::serialize::PyTorchStreamReader reader(&in);
+  std::string out;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, std::size_t size) {
+    out.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  // LibTorch's pickler writes a string as BINUNICODE: 'X', its length in 4
+  // bytes (little-endian), its bytes; later tensors refer back to it.
+  const auto binunicode = [](const std::string& text) {
+    return std::string("X") + static_cast<char>(text.size()) + std::string(3, '\0') + text;
+  };
+  const std::string cpu = binunicode("cpu");
+  const std::string other = binunicode(device);
+  int rewritten = 0;
+  for (const auto& name : reader.getAllRecords()) {
+    if (name == ".data/version" || name == "version" || name == ".data/serialization_id") continue;  // the writer's own
+    auto [data, size] = reader.getRecord(name);
+    std::string bytes(static_cast<const char*>(data.get()), size);
+    if (name.size() >= 8 && name.compare(name.size() - 8, 8, "data.pkl") == 0) {
+      for (auto at = bytes.find(cpu); at != std::string::npos; at = bytes.find(cpu, at + other.size())) {
+        bytes.replace(at, cpu.size(), other);
+        ++rewritten;
+      }
+    }
+    writer.writeRecord(name, bytes.data(), bytes.size());
+  }
+  writer.writeEndOfFile();
+  EXPECT_GT(rewritten, 0) << "no tensor's device was found in the pickle";
+  return out;
+}
+
+at::Tensor bytes_tensor(const std::string& bytes) {
+  auto tensor = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kByte);
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(tensor.data_ptr<std::uint8_t>()));
+  return tensor;
+}
+
+std::string tensor_bytes(const at::Tensor& tensor) {
+  return {reinterpret_cast<const char*>(tensor.data_ptr<std::uint8_t>()), static_cast<std::size_t>(tensor.numel())};
+}
+
 // A part with one counter, as a hook plugin keeps one.
 class Counter : public Stateful {
  public:
@@ -57,6 +103,23 @@ TEST(TrainerState, EachPartGetsItsOwnSectionBack) {
   loading.load(path);
   EXPECT_EQ(a2.value, 7);
   EXPECT_EQ(b2.value, 11);
+}
+
+// Every part's state comes back on the CPU, as orchestrate/stateful.h
+// promises, also from a checkpoint a GPU run saved: it resumes on a machine
+// without one, and each rank takes rank 0's file.
+TEST(TrainerState, StateSavedOnAGpuComesBackOnTheCpu) {
+  Counter a;
+  a.value = 7;
+  TrainerState saving;
+  saving.add("a", a);
+  ScratchDir dir;
+  const auto path = written(dir, as_if_saved_on(saving.save(), "cuda:0"));
+  Counter loaded;
+  TrainerState loading;
+  loading.add("a", loaded);
+  loading.load(path);
+  EXPECT_EQ(loaded.value, 7);
 }
 
 TEST(TrainerState, AMissingSectionIsRefusedOnlyWhenThePartNeedsIt) {
@@ -166,45 +229,6 @@ TEST(StateAdapters, AnOptimizerRestoredFromItsSectionStepsTheSame) {
   EXPECT_TRUE(w1.equal(w2)) << "the momentum buffer came back";
 }
 
-// `archive` (an optimizer's section) as a process on `device` would have
-// saved it: each tensor's device in its pickle ("cpu") rewritten, the rest
-// copied record by record. A CPU machine cannot make CUDA tensors to save.
-at::Tensor as_if_saved_on(const at::Tensor& archive, const std::string& device) {
-  std::istringstream in(std::string(reinterpret_cast<const char*>(archive.data_ptr<std::uint8_t>()),
-                                    static_cast<std::size_t>(archive.numel())));
-  caffe2::serialize::PyTorchStreamReader reader(&in);
-  std::string out;
-  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, std::size_t size) {
-    out.append(static_cast<const char*>(data), size);
-    return size;
-  });
-  // LibTorch's pickler writes a string as BINUNICODE: 'X', its length in 4
-  // bytes (little-endian), its bytes; later tensors refer back to it.
-  const auto binunicode = [](const std::string& text) {
-    return std::string("X") + static_cast<char>(text.size()) + std::string(3, '\0') + text;
-  };
-  const std::string cpu = binunicode("cpu");
-  const std::string other = binunicode(device);
-  int rewritten = 0;
-  for (const auto& name : reader.getAllRecords()) {
-    if (name == ".data/version" || name == "version" || name == ".data/serialization_id") continue;  // the writer's own
-    auto [data, size] = reader.getRecord(name);
-    std::string bytes(static_cast<const char*>(data.get()), size);
-    if (name.size() >= 8 && name.compare(name.size() - 8, 8, "data.pkl") == 0) {
-      for (auto at = bytes.find(cpu); at != std::string::npos; at = bytes.find(cpu, at + other.size())) {
-        bytes.replace(at, cpu.size(), other);
-        ++rewritten;
-      }
-    }
-    writer.writeRecord(name, bytes.data(), bytes.size());
-  }
-  writer.writeEndOfFile();
-  EXPECT_GT(rewritten, 0) << "no tensor's device was found in the pickle";
-  auto tensor = at::empty({static_cast<std::int64_t>(out.size())}, at::kByte);
-  std::copy(out.begin(), out.end(), reinterpret_cast<char*>(tensor.data_ptr<std::uint8_t>()));
-  return tensor;
-}
-
 // The state goes to the parameters' device, wherever it was saved: only
 // rank 0 saves, for every rank, and a GPU run may resume on the CPU.
 TEST(StateAdapters, AnOptimizersStateSavedOnAGpuIsRestoredOnItsParametersDevice) {
@@ -213,7 +237,7 @@ TEST(StateAdapters, AnOptimizersStateSavedOnAGpuIsRestoredOnItsParametersDevice)
   (w * w).sum().backward();
   saver.step();
   StateDict section = OptimizerState(saver).state_dict();
-  section["archive"] = as_if_saved_on(section.at("archive"), "cuda:0");
+  section["archive"] = bytes_tensor(as_if_saved_on(tensor_bytes(section.at("archive")), "cuda:0"));
   auto v = torch::ones({4}, torch::requires_grad());
   torch::optim::SGD loader({v}, torch::optim::SGDOptions(0.1).momentum(0.9));
   OptimizerState(loader).load_state_dict(section);
