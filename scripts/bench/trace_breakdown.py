@@ -24,11 +24,13 @@ from collections import defaultdict
 # Matched in order, on the kernel's or the operator's name: a cuDNN
 # convolution kernel's name holds "gemm" as well, so convolutions come first.
 KINDS = [
-    ("convolution", re.compile(r"conv|xmma|implicit_gemm|dgrad|wgrad|fprop|cudnn::detail", re.I)),
+    # Not "xmma": cuBLAS's Hopper gemms are sm90_xmma_gemm_* too.
+    ("convolution", re.compile(r"conv|implicit_gemm|dgrad|wgrad|fprop|cudnn::detail", re.I)),
     ("matrix product", re.compile(r"gemm|matmul|aten::mm$|addmm|linear|cutlass|cublas", re.I)),
     ("batch norm", re.compile(r"batch_norm|batchnorm|bn_fw|bn_bw|welford|cudnn::bn", re.I)),
     ("pooling", re.compile(r"pool", re.I)),
-    ("optimizer", re.compile(r"multi_tensor|fused_sgd|fused_adam|foreach|sgd|adam|lars|lamb", re.I)),
+    # "lamb" but not the "{lambda()#3}" in most of ATen's kernel names.
+    ("optimizer", re.compile(r"multi_tensor|fused_sgd|fused_adam|foreach|sgd|adam|lars|lamb(?!da)", re.I)),
     ("loss", re.compile(r"softmax|nll|cross_entropy", re.I)),
     ("copy", re.compile(r"memcpy|memset|copy_|to_copy|contiguous", re.I)),
     ("element-wise", re.compile(r"elementwise|relu|threshold|add|mul|div|clamp|fill|where|cast|sum|reduce", re.I)),
@@ -84,7 +86,9 @@ def main():
         sys.exit(f"trace_breakdown: cannot read {args.trace}: {error}")
     events = data["traceEvents"] if isinstance(data, dict) else data
     complete = [e for e in events if e.get("ph") == "X" and "ts" in e]
-    steps = [e for e in complete if e.get("name", "").startswith("ProfilerStep#")]
+    # The host's ranges only: on CUDA, Kineto also marks each step on the GPU's
+    # timeline (gpu_user_annotation), which would count every update twice.
+    steps = [e for e in complete if e.get("cat") == "user_annotation" and e.get("name", "").startswith("ProfilerStep#")]
     updates = max(1, len(steps))
     kernels = [e for e in complete if e.get("cat") == "kernel"]
     on_gpu = bool(kernels)
