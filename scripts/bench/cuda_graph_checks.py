@@ -165,15 +165,22 @@ def main():
                         help="the agreement run's steps; the resume runs take 4 times as many, a checkpoint every N")
     parser.add_argument("--skip-resume", action="store_true")
     args = parser.parse_args()
+    failed = 0
     with tempfile.TemporaryDirectory() as scratch:
-        agreement(args, scratch, "plain")
-        # Two micro-batches an update: the replays' gradients summed as backward sums them.
-        agreement(args, scratch, "accumulating", ['optimizer.wrappers.0.plugin="batch_gradients"',
-                                                  "optimizer.wrappers.0.num_batches=2"])
+        parts = [lambda: agreement(args, scratch, "plain"),
+                 # Two micro-batches an update: the replays' gradients summed as backward sums them.
+                 lambda: agreement(args, scratch, "accumulating", ['optimizer.wrappers.0.plugin="batch_gradients"',
+                                                                   "optimizer.wrappers.0.num_batches=2"])]
         if not args.skip_resume:
-            for graph in (True, False):
-                resume(args, scratch, graph)
-    return 0
+            parts += [lambda graph=graph: resume(args, scratch, graph) for graph in (True, False)]
+        for part in parts:
+            try:
+                part()
+            except subprocess.CalledProcessError as error:  # one part's failure, named; the next parts still run
+                print(f"FAILED: {error}; its output:\n{(error.stdout or '')[-2000:]}{(error.stderr or '')[-2000:]}",
+                      flush=True)
+                failed += 1
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

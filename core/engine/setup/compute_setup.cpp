@@ -4,6 +4,7 @@
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <c10/cuda/CUDAFunctions.h>
 
 #include <algorithm>
 #include <thread>
@@ -37,9 +38,13 @@ bool use_channels_last(MemoryFormat format, const c10::Device& device) {
 }
 
 // Speedups that only the device decides: cuDNN autotuning (unless the
-// recipe turns it off) and TF32 matmuls on CUDA.
+// recipe turns it off) and TF32 matmuls on CUDA. The worker's GPU becomes
+// the current device, as torchrun scripts' torch.cuda.set_device(local_rank)
+// does: a CUDA call that names no device (a device-wide synchronisation, a
+// stream from the pool) then reaches this rank's GPU, not GPU 0.
 void configure_device(const c10::Device& device, bool cudnn_benchmark) {
   if (!device.is_cuda()) return;
+  if (device.has_index()) c10::cuda::set_device(device.index());
   at::globalContext().setBenchmarkCuDNN(cudnn_benchmark);
   at::globalContext().setAllowTF32CuBLAS(true);
   at::globalContext().setAllowTF32CuDNN(true);

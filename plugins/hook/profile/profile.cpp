@@ -5,10 +5,12 @@
 // The trace path is recorded with the run as a "profile" event.
 #include <ATen/record_function.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
+#include <torch/cuda.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -48,7 +50,10 @@ class Profile final : public orchestrate::Hook {
 
   void on_train_begin(const orchestrate::TrainBegin& run, orchestrate::HookSink&) override {
     activities_ = {ActivityType::CPU};
-    if (run.device.is_cuda()) activities_.insert(ActivityType::CUDA);
+    if (run.device.is_cuda()) {
+      activities_.insert(ActivityType::CUDA);
+      cuda_device_ = run.device.has_index() ? run.device.index() : 0;
+    }
   }
 
   void before_update(std::int64_t step) override {
@@ -88,6 +93,10 @@ class Profile final : public orchestrate::Hook {
 
   void stop(std::int64_t last, orchestrate::HookSink& sink) {
     step_range_.reset();
+    // The last update's kernels first, as torch.profiler.profile's exit does:
+    // the host is about an update ahead, and Kineto drops the GPU activity
+    // that ends after the profiler stops.
+    if (cuda_device_) torch::cuda::synchronize(*cuda_device_);
     const auto result = profiler::disableProfiler();
     active_ = false;
     namespace fs = std::filesystem;
@@ -110,6 +119,7 @@ class Profile final : public orchestrate::Hook {
   bool on_this_rank_;
   int rank_;
   std::set<ActivityType> activities_{ActivityType::CPU};
+  std::optional<c10::DeviceIndex> cuda_device_;  // the run's GPU, whose kernels are traced
   bool active_ = false;
   std::int64_t first_ = 0;  // the first update of the trace being recorded
   std::string step_name_;
