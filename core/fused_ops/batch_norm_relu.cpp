@@ -3,12 +3,12 @@
 #include <ATen/ATen.h>
 #include <c10/core/ScalarType.h>
 
-#include <atomic>
 #include <cstdint>
 #include <iostream>
 
 #include "cudnn_batch_norm_relu.h"
 #include "cudnn_library.h"
+#include "refused_calls.h"
 
 namespace orchestrate::fused_ops {
 namespace {
@@ -21,9 +21,10 @@ bool aligned(const at::Tensor& tensor) {
   return reinterpret_cast<std::uintptr_t>(tensor.const_data_ptr()) % kAlignmentBytes == 0;
 }
 
-// Set once cuDNN has refused a fused call: every later call of the process
-// runs unfused, and the line saying why is printed once.
-std::atomic<bool> cudnn_refused{false};
+RefusedCalls& refused_calls() {
+  static RefusedCalls calls;
+  return calls;
+}
 
 // "[2, 8, 3, 3]". Core's shape_text lives in its checkpoint library, which
 // this SDK part (linked into plugins) does not link.
@@ -75,13 +76,11 @@ std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tens
     return "the input or the residual does not start on a " + std::to_string(kAlignmentBytes) + "-byte boundary";
   }
   if (!x.is_cuda()) return "the input is not on a CUDA device";
+  if (refused_calls().contains(x, residual)) return "cuDNN refused this shape earlier";
   return why_cudnn_cannot_fuse();
 }
 
-std::string why_cudnn_cannot_fuse() {
-  if (cudnn_refused.load()) return "cuDNN refused an earlier call";
-  return CudnnLibrary::loaded().missing;
-}
+std::string why_cudnn_cannot_fuse() { return CudnnLibrary::loaded().missing; }
 
 at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual,
                            NormFusion fusion) {
@@ -92,9 +91,10 @@ at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x
                                  norm.options.eps());
   } catch (const CudnnRefused& refused) {
     norm.num_batches_tracked.sub_(1);  // the unfused forward counts this batch
-    if (!cudnn_refused.exchange(true)) {
-      std::cerr << "orchestrate: fused batch norm + ReLU off for this process: " << refused.what() << " for input "
-                << shape_of(x) << "; the unfused kernels run instead\n";
+    if (refused_calls().add(x, residual)) {
+      std::cerr << "orchestrate: fused batch norm + ReLU off for input " << shape_of(x)
+                << (residual.defined() ? " + residual" : "") << ": " << refused.what()
+                << "; the unfused kernels run for that shape\n";
     }
     return unfused(norm, x, residual);
   }

@@ -30,8 +30,9 @@ enum class NormFusion {
 };
 
 // relu(norm(x) + residual), or relu(norm(x)) when `residual` is undefined.
-// With NormFusion::cudnn, a cuDNN refusal the first time turns the fused
-// path off for the process, with one line on stderr naming cuDNN's status.
+// With NormFusion::cudnn, a cuDNN refusal turns the fused path off for that
+// shape (with or without the residual) for the rest of the process, with
+// one line on stderr naming cuDNN's status; other shapes stay fused.
 at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual,
                            NormFusion fusion);
 
@@ -39,7 +40,8 @@ at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x
 std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual);
 
 // Why this process cannot run the fused kernels on any input (no cuDNN
-// loaded, or one without the functions), or "" when it can on a CUDA device.
+// loaded, or one without the functions), or "" when it can on a CUDA device
+// (cuDNN may still refuse a shape: batch_norm_relu).
 std::string why_cudnn_cannot_fuse();
 
 }  // namespace orchestrate::fused_ops

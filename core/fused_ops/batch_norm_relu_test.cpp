@@ -6,6 +6,7 @@
 #include "batch_norm_relu.h"
 #include "cudnn_batch_norm_relu.h"
 #include "cudnn_library.h"
+#include "refused_calls.h"
 
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
@@ -120,6 +121,21 @@ TEST(BatchNormRelu, TheFusedFunctionTakesAMissingResidual) {
       EXPECT_STREQ(refused.what(), "the input is not on a CUDA device");
     }
   }
+}
+
+// A refusal is kept for the shape cuDNN refused, with or without the
+// residual, and for nothing else: one shape's limits in the persistent
+// kernels must not turn the fused path off for the rest of the model.
+TEST(BatchNormRelu, ARefusalIsKeptForThatShapeAlone) {
+  RefusedCalls refused;
+  const at::Tensor stem = at::empty({4, 64, 112, 112}, at::kHalf);
+  const at::Tensor block = at::empty({4, 256, 56, 56}, at::kHalf);
+  EXPECT_TRUE(refused.add(stem, at::Tensor()));
+  EXPECT_FALSE(refused.add(stem, at::Tensor())) << "said once";
+  EXPECT_TRUE(refused.contains(at::empty({4, 64, 112, 112}, at::kHalf), at::Tensor()));
+  EXPECT_FALSE(refused.contains(stem, stem)) << "the same shape with the residual added is another call";
+  EXPECT_FALSE(refused.contains(block, at::Tensor()));
+  EXPECT_FALSE(refused.contains(at::empty({2, 64, 112, 112}, at::kHalf), at::Tensor())) << "another batch";
 }
 
 // Needs no GPU: the CUDA LibTorch every build uses has loaded its cuDNN, and
