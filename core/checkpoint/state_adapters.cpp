@@ -17,15 +17,23 @@
 
 namespace orchestrate {
 
+at::Tensor bytes_as_tensor(const std::string& bytes) {
+  auto tensor = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kByte);
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(tensor.data_ptr<std::uint8_t>()));
+  return tensor;
+}
+
+std::string tensor_as_bytes(const at::Tensor& tensor) {
+  const at::Tensor bytes = tensor.contiguous();
+  return {reinterpret_cast<const char*>(bytes.data_ptr<std::uint8_t>()), static_cast<std::size_t>(bytes.numel())};
+}
+
 StateDict OptimizerState::state_dict() const {
   torch::serialize::OutputArchive archive;
   optimizer_.save(archive);
   std::ostringstream out;
   archive.save_to(out);
-  const std::string bytes = out.str();
-  auto tensor = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kByte);
-  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(tensor.data_ptr<std::uint8_t>()));
-  return {{"archive", tensor}};
+  return {{"archive", bytes_as_tensor(out.str())}};
 }
 
 namespace {
@@ -48,14 +56,13 @@ std::optional<c10::Device> parameters_device(const torch::optim::Optimizer& opti
 void OptimizerState::load_state_dict(const StateDict& state) {
   const auto it = state.find("archive");
   if (it == state.end()) throw Error("its section holds no optimizer archive");
-  const auto bytes = it->second.contiguous();
+  const std::string bytes = tensor_as_bytes(it->second);
   torch::serialize::InputArchive archive;
   // Onto the parameters' device, not the saver's: only rank 0 saves, so
   // without it every rank's momentum and moments would come back on cuda:0
   // (ATen's fused kernels refuse state on another device than the
   // parameters'), and a GPU run's checkpoint could not resume on the CPU.
-  archive.load_from(reinterpret_cast<const char*>(bytes.data_ptr<std::uint8_t>()),
-                    static_cast<std::size_t>(bytes.numel()), parameters_device(optimizer_));
+  archive.load_from(bytes.data(), bytes.size(), parameters_device(optimizer_));
   optimizer_.load(archive);
 }
 

@@ -9,11 +9,16 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "orchestrate/stateful.h"
 
 namespace orchestrate {
+
+// An archive's bytes as the uint8 tensor a section holds, and back.
+at::Tensor bytes_as_tensor(const std::string& bytes);
+std::string tensor_as_bytes(const at::Tensor& tensor);
 
 // LibTorch's C++ optimizers serialize only to an archive (their state is
 // per-type structs, not named tensors), so the section is that archive's

@@ -59,16 +59,6 @@ std::string as_if_saved_on(const std::string& archive, const std::string& device
   return out;
 }
 
-at::Tensor bytes_tensor(const std::string& bytes) {
-  auto tensor = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kByte);
-  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(tensor.data_ptr<std::uint8_t>()));
-  return tensor;
-}
-
-std::string tensor_bytes(const at::Tensor& tensor) {
-  return {reinterpret_cast<const char*>(tensor.data_ptr<std::uint8_t>()), static_cast<std::size_t>(tensor.numel())};
-}
-
 // A part with one counter, as a hook plugin keeps one.
 class Counter : public Stateful {
  public:
@@ -237,7 +227,7 @@ TEST(StateAdapters, AnOptimizersStateSavedOnAGpuIsRestoredOnItsParametersDevice)
   (w * w).sum().backward();
   saver.step();
   StateDict section = OptimizerState(saver).state_dict();
-  section["archive"] = bytes_tensor(as_if_saved_on(tensor_bytes(section.at("archive")), "cuda:0"));
+  section["archive"] = bytes_as_tensor(as_if_saved_on(tensor_as_bytes(section.at("archive")), "cuda:0"));
   auto v = torch::ones({4}, torch::requires_grad());
   torch::optim::SGD loader({v}, torch::optim::SGDOptions(0.1).momentum(0.9));
   OptimizerState(loader).load_state_dict(section);

@@ -22,7 +22,7 @@ SyncCheck::SyncCheck(SyncDebug mode, const c10::Device& device) : mode_(mode) {
   }
 }
 
-SyncCheck::Scope::Scope(const SyncCheck& check, std::int64_t update)
+SyncCheck::Scope::Scope(SyncCheck& check, std::int64_t update)
     : check_(check), update_(update), exceptions_(std::uncaught_exceptions()) {
   // Capture synchronises the device once (cuda_graph_step.cpp); the updates
   // before it tune cuDNN and fill the allocator.

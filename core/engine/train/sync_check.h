@@ -40,13 +40,13 @@ class SyncCheck {
   // `update` (the run's, 1-based) when an exception leaves it.
   class Scope {
    public:
-    Scope(const SyncCheck& check, std::int64_t update);
+    Scope(SyncCheck& check, std::int64_t update);
     ~Scope();
     Scope(const Scope&) = delete;
     Scope& operator=(const Scope&) = delete;
 
    private:
-    const SyncCheck& check_;
+    SyncCheck& check_;
     std::int64_t update_;
     bool active_ = false;
     int previous_ = 0;
@@ -61,8 +61,8 @@ class SyncCheck {
  private:
   SyncDebug mode_;
   std::string not_checked_;
-  mutable std::int64_t failed_update_ = 0;  // the checked update an exception left; 0: none
-  mutable std::int64_t updates_begun_ = 0;  // by this process (its scopes)
+  std::int64_t failed_update_ = 0;  // the checked update an exception left; 0: none
+  std::int64_t updates_begun_ = 0;  // by this process (its scopes)
 };
 
 }  // namespace orchestrate

@@ -18,7 +18,7 @@ c10::cuda::SyncDebugMode mode_now() { return c10::cuda::warning_state().get_sync
 // The process's first updates, whatever their number in the run (a
 // --resume starts at its checkpoint's): they tune cuDNN, capture the graph
 // and move restored state to the device, each of which waits once.
-void run_unchecked_first_updates(const SyncCheck& check, std::int64_t first_update) {
+void run_unchecked_first_updates(SyncCheck& check, std::int64_t first_update) {
   for (std::int64_t u = first_update; u < first_update + kEagerUpdatesBeforeCapture + 1; ++u) {
     const SyncCheck::Scope not_steady(check, u);
     EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "update " << u << " of the process";
@@ -27,7 +27,7 @@ void run_unchecked_first_updates(const SyncCheck& check, std::int64_t first_upda
 
 TEST(SyncCheck, ChecksOnlySteadyStepsOfACudaRunAndPutsTheModeBack) {
   for (const std::int64_t first_update : {1, 101}) {  // a new run, and one resumed from update 100
-    const SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
+    SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
     EXPECT_EQ(check.not_checked(), "");
     run_unchecked_first_updates(check, first_update);
     {
@@ -37,7 +37,7 @@ TEST(SyncCheck, ChecksOnlySteadyStepsOfACudaRunAndPutsTheModeBack) {
     EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED) << "the update's end reads the device on purpose";
   }
 
-  const SyncCheck warning(SyncDebug::warn, c10::Device(c10::kCUDA, 0));
+  SyncCheck warning(SyncDebug::warn, c10::Device(c10::kCUDA, 0));
   run_unchecked_first_updates(warning, 1);
   {
     const SyncCheck::Scope steady(warning, 100);
@@ -49,7 +49,7 @@ TEST(SyncCheck, ChecksOnlySteadyStepsOfACudaRunAndPutsTheModeBack) {
 // ATen's own check fires inside a steady step: the run's failure names the
 // update (warn_or_error_on_sync is what ATen's syncing calls run first).
 TEST(SyncCheck, AStepThatWaitedIsNamedWithItsUpdate) {
-  const SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
+  SyncCheck check(SyncDebug::error, c10::Device(c10::kCUDA, 0));
   EXPECT_EQ(check.named("called a synchronizing CUDA operation"), "") << "no checked step failed yet";
   std::string reason;
   run_unchecked_first_updates(check, 1);
@@ -67,7 +67,7 @@ TEST(SyncCheck, AStepThatWaitedIsNamedWithItsUpdate) {
 }
 
 TEST(SyncCheck, ACpuRunIsNotCheckedAndSaysSo) {
-  const SyncCheck check(SyncDebug::error, c10::Device(c10::kCPU));
+  SyncCheck check(SyncDebug::error, c10::Device(c10::kCPU));
   EXPECT_EQ(check.not_checked(), "--sync-debug checks CUDA runs only; this one trains on the cpu");
   const SyncCheck::Scope steady(check, 100);
   EXPECT_EQ(mode_now(), c10::cuda::SyncDebugMode::L_DISABLED);
