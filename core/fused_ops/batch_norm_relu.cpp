@@ -59,7 +59,7 @@ std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tens
   if (norm.weight.scalar_type() != at::kFloat) return "the batch norm's parameters are not Float";
   if (!x.is_contiguous(at::MemoryFormat::ChannelsLast)) return "the input is not channels_last";
   // Left to the unfused kernels, which say what is wrong in LibTorch's words.
-  if (x.numel() / x.size(1) < 2) return "fewer than 2 values a channel: no batch variance";
+  if (x.size(1) == 0 || x.numel() < 2 * x.size(1)) return "fewer than 2 values a channel: no batch variance";
   if (norm.weight.device() != x.device() || norm.running_mean.device() != x.device()) {
     return "the batch norm is on " + norm.weight.device().str() + ", the input on " + x.device().str();
   }

@@ -93,6 +93,9 @@ TEST(BatchNormRelu, NamesWhatTheFusedKernelsDoNotTake) {
 
   EXPECT_EQ(why_not_fused(*norm, half_channels_last(8).narrow(0, 0, 1).narrow(2, 0, 1).narrow(3, 0, 1), at::Tensor()),
             "fewer than 2 values a channel: no batch variance");
+  EXPECT_EQ(why_not_fused(*norm, half_channels_last(0), at::Tensor()),
+            "fewer than 2 values a channel: no batch variance")
+      << "no channels: answered, not divided by";
   auto elsewhere = norm_with_statistics(8, 3);
   elsewhere->weight = at::empty({8}, at::TensorOptions().device(at::kMeta));  // (Module::to cannot move to meta)
   EXPECT_EQ(why_not_fused(*elsewhere, fits, at::Tensor()), "the batch norm is on meta, the input on cpu");
