@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -108,6 +109,12 @@ TEST(AdadeltaOptimizer, ZeilersEpsilonMatchesPyTorchOverTwentyScheduledSteps) {
 TEST(AdadeltaOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adadelta");
   expect_resume_is_exact(entry.create, params_for("adadelta", [](orchestrate::Params& p) { p.set("lr", 0.3); }));
+}
+
+TEST(AdadeltaOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adadelta");
+  expect_device_skip_leaves_no_trace(entry.create,
+                                     params_for("adadelta", [](orchestrate::Params& p) { p.set("lr", 0.3); }));
 }
 
 }  // namespace

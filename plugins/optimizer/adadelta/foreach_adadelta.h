@@ -3,6 +3,8 @@
 // path: a fixed handful of launches per param group, CPU and CUDA. Options
 // and state mirror torch.optim.Adadelta's (square_avg, acc_delta, step) and
 // serialize through torch/optim/serialize.h like LibTorch's own optimizers.
+// It skips a step on the device (SkipsOnDevice) by undoing it
+// (undo_if_skipped.h); the saved step counts leave skipped steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -14,7 +16,11 @@
 #include <memory>
 #include <vector>
 
+#include "../common/armed_skip.h"
+#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
+#include "../common/undo_if_skipped.h"
+#include "orchestrate/optimizer.h"
 
 namespace orchestrate::optimizers {
 
@@ -60,19 +66,23 @@ struct AdadeltaParamState : public torch::optim::OptimizerCloneableParamState<Ad
   }
 };
 
-class ForeachAdadelta : public torch::optim::Optimizer {
+class ForeachAdadelta : public torch::optim::Optimizer, public SkipsOnDevice {
  public:
   ForeachAdadelta(const std::vector<torch::optim::OptimizerParamGroup>& groups, AdadeltaOptions defaults)
       : torch::optim::Optimizer(groups, std::make_unique<AdadeltaOptions>(defaults)) {}
 
+  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
+
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
+    const auto found_inf = skip_.take();
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const AdadeltaOptions&>(group.options());
       const auto inputs = params_with_grads(group);
       if (inputs.empty()) continue;
       std::vector<at::Tensor> square_avgs, acc_deltas;
+      std::vector<std::int64_t> steps_before;
       for (const auto& param : inputs.params) {
         auto& state = lazy_state<AdadeltaParamState>(state_, param, [&](auto& fresh) {
           fresh.square_avg(zeros_like_param(param));
@@ -80,8 +90,11 @@ class ForeachAdadelta : public torch::optim::Optimizer {
         });
         square_avgs.push_back(state.square_avg());
         acc_deltas.push_back(state.acc_delta());
+        steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
+      const auto steps = step_counts_.advance(inputs.params, steps_before);
+      const UndoIfSkipped undo(found_inf, {inputs.params, square_avgs, acc_deltas});
       const double rho = options.rho();
       auto grads = inputs.grads;
       // Weight decay is torch's L2 term (weight_decay * w added to the gradient).
@@ -100,16 +113,24 @@ class ForeachAdadelta : public torch::optim::Optimizer {
       at::_foreach_mul_(acc_deltas, rho);
       at::_foreach_addcmul_(acc_deltas, deltas, deltas, 1 - rho);
       at::_foreach_add_(inputs.params, deltas, -options.lr());
+      undo.put_back_if_skipped({inputs.params, square_avgs, acc_deltas});
+      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
     }
     return loss;
   }
 
   void save(torch::serialize::OutputArchive& archive) const override {
+    step_counts_.write_back<AdadeltaParamState>(state_);
     torch::optim::serialize<AdadeltaParamState, AdadeltaOptions>(archive, *this);
   }
   void load(torch::serialize::InputArchive& archive) override {
     torch::optim::serialize<AdadeltaParamState, AdadeltaOptions>(archive, *this);
+    step_counts_.forget();
   }
+
+ private:
+  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
+  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

@@ -10,7 +10,9 @@
 // (m starts at (1 - beta1) * g). No fused kernel computes this, so step()
 // is ATen foreach ops, a fixed handful of launches per param group (CPU and
 // CUDA). The state is torch's AdamWParamState (step counts updates; the rule
-// does not use it), so torch::optim::AdamW's save()/load() apply.
+// does not use it), so torch::optim::AdamW's save()/load() apply. It skips
+// a step on the device (SkipsOnDevice) by undoing it (undo_if_skipped.h);
+// the saved step counts leave skipped steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -18,24 +20,41 @@
 
 #include <vector>
 
+#include "../common/armed_skip.h"
+#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
+#include "../common/undo_if_skipped.h"
+#include "orchestrate/optimizer.h"
 
 namespace orchestrate::optimizers {
 
-class BertAdamWeightDecay : public torch::optim::AdamW {
+class BertAdamWeightDecay : public torch::optim::AdamW, public SkipsOnDevice {
  public:
   BertAdamWeightDecay(const std::vector<torch::optim::OptimizerParamGroup>& groups,
                       torch::optim::AdamWOptions defaults)
       : torch::optim::AdamW(groups, defaults) {}
 
+  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
+
+  void save(torch::serialize::OutputArchive& archive) const override {
+    step_counts_.write_back<torch::optim::AdamWParamState>(state_);
+    torch::optim::AdamW::save(archive);
+  }
+  void load(torch::serialize::InputArchive& archive) override {
+    torch::optim::AdamW::load(archive);
+    step_counts_.forget();
+  }
+
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
+    const auto found_inf = skip_.take();
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
       const auto inputs = params_with_grads(group);
       if (inputs.empty()) continue;
       std::vector<at::Tensor> means, squares;
+      std::vector<std::int64_t> steps_before;
       for (const auto& param : inputs.params) {
         auto& state = lazy_state<torch::optim::AdamWParamState>(state_, param, [&](auto& fresh) {
           fresh.exp_avg(zeros_like_param(param));
@@ -43,8 +62,11 @@ class BertAdamWeightDecay : public torch::optim::AdamW {
         });
         means.push_back(state.exp_avg());
         squares.push_back(state.exp_avg_sq());
+        steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
+      const auto steps = step_counts_.advance(inputs.params, steps_before);
+      const UndoIfSkipped undo(found_inf, {inputs.params, means, squares});
       const auto [beta1, beta2] = options.betas();
       at::_foreach_mul_(means, beta1);
       at::_foreach_add_(means, inputs.grads, 1 - beta1);
@@ -55,9 +77,15 @@ class BertAdamWeightDecay : public torch::optim::AdamW {
       updates = at::_foreach_div(means, updates);
       if (options.weight_decay() != 0) at::_foreach_add_(updates, inputs.params, options.weight_decay());
       at::_foreach_add_(inputs.params, updates, -options.lr());
+      undo.put_back_if_skipped({inputs.params, means, squares});
+      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
     }
     return loss;
   }
+
+ private:
+  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
+  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

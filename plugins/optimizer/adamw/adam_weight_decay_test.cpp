@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -100,6 +101,11 @@ TEST(AdamWeightDecayOptimizer, MatchesBertsRuleOverTwentyScheduledSteps) {
 TEST(AdamWeightDecayOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adamweightdecay");
   expect_resume_is_exact(entry.create, params_for("adamweightdecay"));
+}
+
+TEST(AdamWeightDecayOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("adamweightdecay");
+  expect_device_skip_leaves_no_trace(entry.create, params_for("adamweightdecay"));
 }
 
 }  // namespace

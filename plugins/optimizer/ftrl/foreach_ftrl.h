@@ -28,6 +28,8 @@
 // (CPU and CUDA). The select is computed as -sign(linear) *
 // max(|linear| - l1, 0) / quadratic, which is the same value. Options and
 // state (accum, linear, step) serialize through torch/optim/serialize.h.
+// It skips a step on the device (SkipsOnDevice) by undoing it
+// (undo_if_skipped.h); the saved step counts leave skipped steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -39,7 +41,11 @@
 #include <memory>
 #include <vector>
 
+#include "../common/armed_skip.h"
+#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
+#include "../common/undo_if_skipped.h"
+#include "orchestrate/optimizer.h"
 
 namespace orchestrate::optimizers {
 
@@ -91,20 +97,24 @@ struct FtrlParamState : public torch::optim::OptimizerCloneableParamState<FtrlPa
   }
 };
 
-class ForeachFtrl : public torch::optim::Optimizer {
+class ForeachFtrl : public torch::optim::Optimizer, public SkipsOnDevice {
  public:
   ForeachFtrl(const std::vector<torch::optim::OptimizerParamGroup>& groups, FtrlOptions defaults)
       : torch::optim::Optimizer(groups, std::make_unique<FtrlOptions>(defaults)) {}
 
+  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
+
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
+    const auto found_inf = skip_.take();
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const FtrlOptions&>(group.options());
       const auto inputs = params_with_grads(group);
       if (inputs.empty() || options.lr() == 0) continue;
       std::vector<FtrlParamState*> states;
       std::vector<at::Tensor> accums, linears;
+      std::vector<std::int64_t> steps_before;
       for (const auto& param : inputs.params) {
         auto& state = lazy_state<FtrlParamState>(state_, param, [&](auto& fresh) {
           fresh.accum(at::full_like(param, options.initial_accumulator_value(), at::MemoryFormat::Preserve));
@@ -113,8 +123,11 @@ class ForeachFtrl : public torch::optim::Optimizer {
         states.push_back(&state);
         accums.push_back(state.accum());
         linears.push_back(state.linear());
+        steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
+      const auto steps = step_counts_.advance(inputs.params, steps_before);
+      const UndoIfSkipped undo(found_inf, {inputs.params, linears, accums});
       const double lr = options.lr();
       auto grads = inputs.grads;
       if (options.weight_decay() != 0) grads = at::_foreach_add(grads, inputs.params, options.weight_decay());
@@ -140,15 +153,19 @@ class ForeachFtrl : public torch::optim::Optimizer {
       at::_foreach_copy_(inputs.params, shrunk);
       // accum = accum_new: adopt the new tensors rather than copy them.
       for (std::size_t i = 0; i < states.size(); ++i) states[i]->accum(new_accums[i]);
+      undo.put_back_if_skipped({inputs.params, linears, new_accums});
+      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
     }
     return loss;
   }
 
   void save(torch::serialize::OutputArchive& archive) const override {
+    step_counts_.write_back<FtrlParamState>(state_);
     torch::optim::serialize<FtrlParamState, FtrlOptions>(archive, *this);
   }
   void load(torch::serialize::InputArchive& archive) override {
     torch::optim::serialize<FtrlParamState, FtrlOptions>(archive, *this);
+    step_counts_.forget();
   }
 
  private:
@@ -156,6 +173,9 @@ class ForeachFtrl : public torch::optim::Optimizer {
   static std::vector<at::Tensor> power(const std::vector<at::Tensor>& x, double lr_power) {
     return lr_power == -0.5 ? at::_foreach_sqrt(x) : at::_foreach_pow(x, -lr_power);
   }
+
+  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
+  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -176,6 +177,13 @@ TEST(FtrlOptimizer, L1L2AndAnotherPowerMatchTensorFlowsRuleOverTwentyScheduledSt
 TEST(FtrlOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("ftrl");
   expect_resume_is_exact(entry.create, params_for("ftrl", [](orchestrate::Params& p) { p.set("l1", 0.001); }));
+}
+
+// Its accum is replaced, not written in place: the undo puts the old values into the new tensors.
+TEST(FtrlOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("ftrl");
+  expect_device_skip_leaves_no_trace(entry.create,
+                                     params_for("ftrl", [](orchestrate::Params& p) { p.set("l1", 0.001); }));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // param group instead of torch::optim's chain per parameter (ATen has no
 // fused RMSprop kernel). CPU and CUDA. The state stays torch's
 // RMSpropParamState (step, square_avg, momentum_buffer, grad_avg), so
-// RMSprop::save()/load() still work.
+// RMSprop::save()/load() still work. It skips a step on the device
+// (SkipsOnDevice) by undoing it (undo_if_skipped.h); the saved step counts
+// leave skipped steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -11,23 +13,40 @@
 
 #include <vector>
 
+#include "../common/armed_skip.h"
+#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
+#include "../common/undo_if_skipped.h"
+#include "orchestrate/optimizer.h"
 
 namespace orchestrate::optimizers {
 
-class ForeachRmsprop : public torch::optim::RMSprop {
+class ForeachRmsprop : public torch::optim::RMSprop, public SkipsOnDevice {
  public:
   ForeachRmsprop(const std::vector<torch::optim::OptimizerParamGroup>& groups, torch::optim::RMSpropOptions defaults)
       : torch::optim::RMSprop(groups, defaults) {}
 
+  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
+
+  void save(torch::serialize::OutputArchive& archive) const override {
+    step_counts_.write_back<torch::optim::RMSpropParamState>(state_);
+    torch::optim::RMSprop::save(archive);
+  }
+  void load(torch::serialize::InputArchive& archive) override {
+    torch::optim::RMSprop::load(archive);
+    step_counts_.forget();
+  }
+
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
+    const auto found_inf = skip_.take();
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const torch::optim::RMSpropOptions&>(group.options());
       const auto inputs = params_with_grads(group);
       if (inputs.empty()) continue;
       std::vector<at::Tensor> square_avgs, momentum_buffers, grad_avgs;
+      std::vector<std::int64_t> steps_before;
       for (const auto& param : inputs.params) {
         auto& state = lazy_state<torch::optim::RMSpropParamState>(
             state_, param, [&](auto& fresh) { fresh.square_avg(zeros_like_param(param)); });
@@ -37,8 +56,12 @@ class ForeachRmsprop : public torch::optim::RMSprop {
         square_avgs.push_back(state.square_avg());
         if (options.momentum() > 0) momentum_buffers.push_back(state.momentum_buffer());
         if (options.centered()) grad_avgs.push_back(state.grad_avg());
+        steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
+      const auto steps = step_counts_.advance(inputs.params, steps_before);
+      const TensorLists written{inputs.params, square_avgs, momentum_buffers, grad_avgs};
+      const UndoIfSkipped undo(found_inf, written);
       const double alpha = options.alpha();
       auto grads = inputs.grads;
       // Weight decay is torch's L2 term (weight_decay * w added to the gradient).
@@ -61,9 +84,15 @@ class ForeachRmsprop : public torch::optim::RMSprop {
       } else {
         at::_foreach_addcdiv_(inputs.params, grads, denominators, -options.lr());
       }
+      undo.put_back_if_skipped(written);
+      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
     }
     return loss;
   }
+
+ private:
+  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
+  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

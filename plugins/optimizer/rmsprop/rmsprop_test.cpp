@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "../common/device_skip_check.h"
 #include "../common/parity_problem.h"
 #include "../common/resume_check.h"
 #include "../common/test_optimizers.h"
@@ -106,6 +107,15 @@ TEST(RmspropOptimizer, CenteredMatchesPyTorchOverTwentyScheduledSteps) {
 TEST(RmspropOptimizer, ResumesExactlyFromSavedState) {
   const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("rmsprop");
   expect_resume_is_exact(entry.create, params_for("rmsprop", [](orchestrate::Params& p) { p.set("centered", true); }));
+}
+
+// Centered with momentum: every state list the step writes.
+TEST(RmspropOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
+  const auto& entry = orchestrate::testing::plugin_under_test().optimizers().get("rmsprop");
+  expect_device_skip_leaves_no_trace(entry.create, params_for("rmsprop", [](orchestrate::Params& p) {
+                                       p.set("centered", true);
+                                       p.set("momentum", 0.9);
+                                     }));
 }
 
 }  // namespace

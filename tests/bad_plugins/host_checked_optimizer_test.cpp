@@ -1,0 +1,64 @@
+// An optimizer that cannot skip on the device (a third party's, not
+// deriving from SkipsOnDevice) still has every overflowed fp16 update
+// skipped: the host reads each check before stepping it, and the run's
+// skip_check event names the plugin that made it wait.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "build_paths.h"
+#include "command_runner.h"
+#include "store/run_store.h"
+
+namespace orchestrate::testing {
+namespace {
+
+TEST(HostCheckedOptimizer, OverflowsAreSkippedAfterAHostCheckThatNamesTheOptimizer) {
+  ScratchDir dir;
+  const std::string plugins = std::string(build_paths::kBadPluginDir) + "/host_checked_optimizer";
+  const std::string recipe = dir.write("fp16.toml", R"(schema_version = 1
+[run]
+name = "waits"
+batch_size = 8
+max_steps = 12
+threads = 1
+[data]
+plugin = "mock"
+channels = 1
+height = 28
+width = 28
+train_size = 64
+test_size = 16
+[model]
+plugin = "lenet"
+[optimizer]
+plugin = "torch_sgd"
+lr = 0.01
+[precision]
+mode = "fp16"
+loss_scale = 1e12
+[eval]
+enabled = false
+)");
+  const std::string db = dir.file("runs.db");
+  const auto result = run_orchestrate("run " + recipe + " --quiet --db " + db + " --plugin-path " + plugins);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  RunStore store(db, StoreAccess::read_only);
+  const auto run = store.find_run("waits");
+  ASSERT_TRUE(run);
+  std::string skip_check;
+  int skipped_events = 0;
+  for (const auto& event : store.events(run->id)) {
+    if (event.kind == "skip_check") skip_check += event.message;
+    if (event.kind == "skipped_update") ++skipped_events;
+  }
+  EXPECT_NE(skip_check.find("waits for the host to read its inf/nan check: optimizer torch_sgd cannot skip"),
+            std::string::npos)
+      << skip_check;
+  const auto skipped = run->final_metrics.at("train/skipped_updates");
+  EXPECT_GT(skipped, 0);
+  EXPECT_EQ(skipped_events, static_cast<int>(skipped)) << "one event per skipped update";
+}
+
+}  // namespace
+}  // namespace orchestrate::testing
