@@ -3,8 +3,9 @@
 // path: a fixed handful of launches per param group, CPU and CUDA. Options
 // and state mirror torch.optim.Adadelta's (square_avg, acc_delta, step) and
 // serialize through torch/optim/serialize.h like LibTorch's own optimizers.
-// It skips a step on the device (SkipsOnDevice) by undoing it
-// (undo_if_skipped.h); the saved step counts leave skipped steps out.
+// It skips a step without waiting for the device (SkipsOnDevice): on a GPU
+// by undoing it (undoes_skipped_steps.h). Saved step counts leave skipped
+// steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -16,11 +17,9 @@
 #include <memory>
 #include <vector>
 
-#include "../common/armed_skip.h"
-#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
 #include "../common/undo_if_skipped.h"
-#include "orchestrate/optimizer.h"
+#include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
 
@@ -66,17 +65,16 @@ struct AdadeltaParamState : public torch::optim::OptimizerCloneableParamState<Ad
   }
 };
 
-class ForeachAdadelta : public torch::optim::Optimizer, public SkipsOnDevice {
+class ForeachAdadelta : public torch::optim::Optimizer, public UndoesSkippedSteps {
  public:
   ForeachAdadelta(const std::vector<torch::optim::OptimizerParamGroup>& groups, AdadeltaOptions defaults)
       : torch::optim::Optimizer(groups, std::make_unique<AdadeltaOptions>(defaults)) {}
 
-  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
-
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
-    const auto found_inf = skip_.take();
+    const auto skip = take_skip();
+    if (skip.skip_outright) return loss;
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const AdadeltaOptions&>(group.options());
       const auto inputs = params_with_grads(group);
@@ -94,7 +92,7 @@ class ForeachAdadelta : public torch::optim::Optimizer, public SkipsOnDevice {
         state.step(state.step() + 1);
       }
       const auto steps = step_counts_.advance(inputs.params, steps_before);
-      const UndoIfSkipped undo(found_inf, {inputs.params, square_avgs, acc_deltas});
+      const UndoIfSkipped undo(skip.undo_where, {inputs.params, square_avgs, acc_deltas});
       const double rho = options.rho();
       auto grads = inputs.grads;
       // Weight decay is torch's L2 term (weight_decay * w added to the gradient).
@@ -114,7 +112,7 @@ class ForeachAdadelta : public torch::optim::Optimizer, public SkipsOnDevice {
       at::_foreach_addcmul_(acc_deltas, deltas, deltas, 1 - rho);
       at::_foreach_add_(inputs.params, deltas, -options.lr());
       undo.put_back_if_skipped({inputs.params, square_avgs, acc_deltas});
-      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
+      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
     }
     return loss;
   }
@@ -128,9 +126,6 @@ class ForeachAdadelta : public torch::optim::Optimizer, public SkipsOnDevice {
     step_counts_.forget();
   }
 
- private:
-  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
-  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

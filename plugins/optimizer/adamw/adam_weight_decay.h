@@ -11,8 +11,9 @@
 // is ATen foreach ops, a fixed handful of launches per param group (CPU and
 // CUDA). The state is torch's AdamWParamState (step counts updates; the rule
 // does not use it), so torch::optim::AdamW's save()/load() apply. It skips
-// a step on the device (SkipsOnDevice) by undoing it (undo_if_skipped.h);
-// the saved step counts leave skipped steps out.
+// a step without waiting for the device (SkipsOnDevice): on a GPU by
+// undoing it (undoes_skipped_steps.h). Saved step counts leave skipped
+// steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -20,21 +21,17 @@
 
 #include <vector>
 
-#include "../common/armed_skip.h"
-#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
 #include "../common/undo_if_skipped.h"
-#include "orchestrate/optimizer.h"
+#include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
 
-class BertAdamWeightDecay : public torch::optim::AdamW, public SkipsOnDevice {
+class BertAdamWeightDecay : public torch::optim::AdamW, public UndoesSkippedSteps {
  public:
   BertAdamWeightDecay(const std::vector<torch::optim::OptimizerParamGroup>& groups,
                       torch::optim::AdamWOptions defaults)
       : torch::optim::AdamW(groups, defaults) {}
-
-  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
 
   void save(torch::serialize::OutputArchive& archive) const override {
     step_counts_.write_back<torch::optim::AdamWParamState>(state_);
@@ -48,7 +45,8 @@ class BertAdamWeightDecay : public torch::optim::AdamW, public SkipsOnDevice {
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
-    const auto found_inf = skip_.take();
+    const auto skip = take_skip();
+    if (skip.skip_outright) return loss;
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const torch::optim::AdamWOptions&>(group.options());
       const auto inputs = params_with_grads(group);
@@ -66,7 +64,7 @@ class BertAdamWeightDecay : public torch::optim::AdamW, public SkipsOnDevice {
         state.step(state.step() + 1);
       }
       const auto steps = step_counts_.advance(inputs.params, steps_before);
-      const UndoIfSkipped undo(found_inf, {inputs.params, means, squares});
+      const UndoIfSkipped undo(skip.undo_where, {inputs.params, means, squares});
       const auto [beta1, beta2] = options.betas();
       at::_foreach_mul_(means, beta1);
       at::_foreach_add_(means, inputs.grads, 1 - beta1);
@@ -78,14 +76,11 @@ class BertAdamWeightDecay : public torch::optim::AdamW, public SkipsOnDevice {
       if (options.weight_decay() != 0) at::_foreach_add_(updates, inputs.params, options.weight_decay());
       at::_foreach_add_(inputs.params, updates, -options.lr());
       undo.put_back_if_skipped({inputs.params, means, squares});
-      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
+      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
     }
     return loss;
   }
 
- private:
-  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
-  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

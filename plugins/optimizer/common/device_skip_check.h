@@ -19,6 +19,7 @@
 #include "orchestrate/params.h"
 #include "parity_problem.h"
 #include "resume_check.h"
+#include "undoes_skipped_steps.h"
 
 namespace orchestrate::optimizer_testing {
 
@@ -54,7 +55,7 @@ inline void expect_same_saved_state(const std::map<std::string, c10::IValue>& sa
   }
 }
 
-inline void expect_device_skip_leaves_no_trace(const OptimizerFactory& create, const Params& params) {
+inline void expect_skip_leaves_no_trace(const OptimizerFactory& create, const Params& params) {
   const double lr = params.real("lr");
   auto plain = ParityModel::initial();
   const auto plain_optimizer = create(params, plain.context());
@@ -92,6 +93,22 @@ inline void expect_device_skip_leaves_no_trace(const OptimizerFactory& create, c
                           "the weight's state");
   expect_same_saved_state(saved_state(*resumed_optimizer, resumed.bias), saved_state(*plain_optimizer, plain.bias),
                           "the bias's state");
+}
+
+// An optimizer that undoes a skipped step on a GPU reads the flag on the
+// CPU instead; it is checked both ways.
+inline void expect_device_skip_leaves_no_trace(const OptimizerFactory& create, const Params& params) {
+  expect_skip_leaves_no_trace(create, params);
+  auto model = ParityModel::initial();
+  if (dynamic_cast<optimizers::UndoesSkippedSteps*>(create(params, model.context()).get()) == nullptr) return;
+  SCOPED_TRACE("undoing the skipped steps on the CPU, as on a GPU");
+  expect_skip_leaves_no_trace(
+      [&](const Params& p, const OptimizerContext& context) {
+        auto optimizer = create(p, context);
+        dynamic_cast<optimizers::UndoesSkippedSteps&>(*optimizer).undo_on_the_cpu_too();
+        return optimizer;
+      },
+      params);
 }
 
 }  // namespace orchestrate::optimizer_testing

@@ -28,8 +28,9 @@
 // (CPU and CUDA). The select is computed as -sign(linear) *
 // max(|linear| - l1, 0) / quadratic, which is the same value. Options and
 // state (accum, linear, step) serialize through torch/optim/serialize.h.
-// It skips a step on the device (SkipsOnDevice) by undoing it
-// (undo_if_skipped.h); the saved step counts leave skipped steps out.
+// It skips a step without waiting for the device (SkipsOnDevice): on a GPU
+// by undoing it (undoes_skipped_steps.h). Saved step counts leave skipped
+// steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -41,11 +42,9 @@
 #include <memory>
 #include <vector>
 
-#include "../common/armed_skip.h"
-#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
 #include "../common/undo_if_skipped.h"
-#include "orchestrate/optimizer.h"
+#include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
 
@@ -97,17 +96,16 @@ struct FtrlParamState : public torch::optim::OptimizerCloneableParamState<FtrlPa
   }
 };
 
-class ForeachFtrl : public torch::optim::Optimizer, public SkipsOnDevice {
+class ForeachFtrl : public torch::optim::Optimizer, public UndoesSkippedSteps {
  public:
   ForeachFtrl(const std::vector<torch::optim::OptimizerParamGroup>& groups, FtrlOptions defaults)
       : torch::optim::Optimizer(groups, std::make_unique<FtrlOptions>(defaults)) {}
 
-  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
-
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
-    const auto found_inf = skip_.take();
+    const auto skip = take_skip();
+    if (skip.skip_outright) return loss;
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const FtrlOptions&>(group.options());
       const auto inputs = params_with_grads(group);
@@ -127,7 +125,7 @@ class ForeachFtrl : public torch::optim::Optimizer, public SkipsOnDevice {
         state.step(state.step() + 1);
       }
       const auto steps = step_counts_.advance(inputs.params, steps_before);
-      const UndoIfSkipped undo(found_inf, {inputs.params, linears, accums});
+      const UndoIfSkipped undo(skip.undo_where, {inputs.params, linears, accums});
       const double lr = options.lr();
       auto grads = inputs.grads;
       if (options.weight_decay() != 0) grads = at::_foreach_add(grads, inputs.params, options.weight_decay());
@@ -154,7 +152,7 @@ class ForeachFtrl : public torch::optim::Optimizer, public SkipsOnDevice {
       // accum = accum_new: adopt the new tensors rather than copy them.
       for (std::size_t i = 0; i < states.size(); ++i) states[i]->accum(new_accums[i]);
       undo.put_back_if_skipped({inputs.params, linears, new_accums});
-      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
+      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
     }
     return loss;
   }
@@ -174,8 +172,6 @@ class ForeachFtrl : public torch::optim::Optimizer, public SkipsOnDevice {
     return lr_power == -0.5 ? at::_foreach_sqrt(x) : at::_foreach_pow(x, -lr_power);
   }
 
-  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
-  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

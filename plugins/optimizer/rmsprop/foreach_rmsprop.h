@@ -3,9 +3,9 @@
 // param group instead of torch::optim's chain per parameter (ATen has no
 // fused RMSprop kernel). CPU and CUDA. The state stays torch's
 // RMSpropParamState (step, square_avg, momentum_buffer, grad_avg), so
-// RMSprop::save()/load() still work. It skips a step on the device
-// (SkipsOnDevice) by undoing it (undo_if_skipped.h); the saved step counts
-// leave skipped steps out.
+// RMSprop::save()/load() still work. It skips a step without waiting for
+// the device (SkipsOnDevice): on a GPU by undoing it
+// (undoes_skipped_steps.h). Saved step counts leave skipped steps out.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -13,20 +13,16 @@
 
 #include <vector>
 
-#include "../common/armed_skip.h"
-#include "../common/device_step_counts.h"
 #include "../common/step_inputs.h"
 #include "../common/undo_if_skipped.h"
-#include "orchestrate/optimizer.h"
+#include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
 
-class ForeachRmsprop : public torch::optim::RMSprop, public SkipsOnDevice {
+class ForeachRmsprop : public torch::optim::RMSprop, public UndoesSkippedSteps {
  public:
   ForeachRmsprop(const std::vector<torch::optim::OptimizerParamGroup>& groups, torch::optim::RMSpropOptions defaults)
       : torch::optim::RMSprop(groups, defaults) {}
-
-  void skip_next_step_if(const at::Tensor& found_inf) override { skip_.arm(found_inf); }
 
   void save(torch::serialize::OutputArchive& archive) const override {
     step_counts_.write_back<torch::optim::RMSpropParamState>(state_);
@@ -40,7 +36,8 @@ class ForeachRmsprop : public torch::optim::RMSprop, public SkipsOnDevice {
   torch::Tensor step(LossClosure closure = nullptr) override {
     at::NoGradGuard no_grad;
     auto loss = evaluate_closure(closure);
-    const auto found_inf = skip_.take();
+    const auto skip = take_skip();
+    if (skip.skip_outright) return loss;
     for (auto& group : param_groups_) {
       const auto& options = static_cast<const torch::optim::RMSpropOptions&>(group.options());
       const auto inputs = params_with_grads(group);
@@ -61,7 +58,7 @@ class ForeachRmsprop : public torch::optim::RMSprop, public SkipsOnDevice {
       }
       const auto steps = step_counts_.advance(inputs.params, steps_before);
       const TensorLists written{inputs.params, square_avgs, momentum_buffers, grad_avgs};
-      const UndoIfSkipped undo(found_inf, written);
+      const UndoIfSkipped undo(skip.undo_where, written);
       const double alpha = options.alpha();
       auto grads = inputs.grads;
       // Weight decay is torch's L2 term (weight_decay * w added to the gradient).
@@ -85,14 +82,11 @@ class ForeachRmsprop : public torch::optim::RMSprop, public SkipsOnDevice {
         at::_foreach_addcdiv_(inputs.params, grads, denominators, -options.lr());
       }
       undo.put_back_if_skipped(written);
-      if (found_inf) step_counts_.take_back_if(steps, *found_inf);
+      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
     }
     return loss;
   }
 
- private:
-  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
-  ArmedSkip skip_;
 };
 
 }  // namespace orchestrate::optimizers

@@ -1,0 +1,49 @@
+// What an optimizer that skips on the device by undoing its step
+// (undo_if_skipped.h) shares: adadelta, ftrl, rmsprop, adamweightdecay,
+// whose foreach kernels take no found_inf flag.
+//
+// On a GPU the step always runs and is undone where the flag is 1. On the
+// CPU the flag is host memory, so reading it costs no wait, and a set flag
+// skips the step outright, as ATen's fused CPU kernels do with theirs; the
+// undo would cost more than the step itself there (a copy of the weights and
+// state, twice, every update). The step counts are counted on the device
+// too (DeviceStepCounts), so a saved count leaves an undone step out.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+
+#include "armed_skip.h"
+#include "device_step_counts.h"
+#include "orchestrate/optimizer.h"
+
+namespace orchestrate::optimizers {
+
+class UndoesSkippedSteps : public SkipsOnDevice {
+ public:
+  void skip_next_step_if(const at::Tensor& found_inf) override { armed_.arm(found_inf); }
+
+  // For tests: undo on the CPU too, the way a GPU run does.
+  void undo_on_the_cpu_too() { undo_on_the_cpu_ = true; }
+
+ protected:
+  // What this step does with the flag it was handed, if any.
+  struct SkipForThisStep {
+    bool skip_outright = false;           // the flag, read on the host, is 1: step nothing
+    std::optional<at::Tensor> undo_where;  // step, then undo where this flag is 1
+  };
+  SkipForThisStep take_skip() {
+    auto found_inf = armed_.take();
+    if (!found_inf || !found_inf->device().is_cpu() || undo_on_the_cpu_) return {false, std::move(found_inf)};
+    return {found_inf->item<double>() != 0, std::nullopt};
+  }
+
+  mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it
+
+ private:
+  ArmedSkip armed_;
+  bool undo_on_the_cpu_ = false;
+};
+
+}  // namespace orchestrate::optimizers
