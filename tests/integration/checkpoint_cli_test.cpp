@@ -139,6 +139,29 @@ TEST(CheckpointCli, SigUsr1ToTheLauncherStopsEveryWorker) {
   EXPECT_EQ(interrupted_event(store).rfind("stopped by SIGUSR1", 0), 0u) << stopped.output;
 }
 
+// Stopped by a signal, the ranks agree on it one update late (rank_messages.h)
+// and all save at that update; resumed, the job still ends bit for bit
+// where an uninterrupted one does.
+TEST(CheckpointCli, AJobStoppedBySigUsr1ResumesToTheUninterruptedJobsWeights) {
+  ScratchDir dir;
+  const auto recipe = dir.write("job.toml", kRecipe);
+  const auto reference_db = dir.file("reference/runs.db");
+  const auto reference = run_orchestrate("run " + recipe + " --nproc 2 --db " + reference_db + " --quiet");
+  ASSERT_EQ(reference.exit_code, 0) << reference.output;
+
+  const auto db = dir.file("runs.db");
+  const auto stopped = run_and_signal("run " + recipe + " --nproc 2 --db " + db, db, "USR1");
+  ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
+  const auto checkpoints = RunStore(db, StoreAccess::read_only).checkpoints(1);
+  ASSERT_EQ(checkpoints.size(), 1u);
+  EXPECT_EQ(checkpoints[0].reason, "signal");
+  EXPECT_LT(checkpoints[0].step, 128) << "the job was to be stopped early, not at its end";
+
+  const auto resumed = run_orchestrate("run " + recipe + " --nproc 2 --db " + db + " --quiet --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(final_weights(db, 1), final_weights(reference_db, 1));
+}
+
 TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
   ScratchDir dir;
   const auto recipe = dir.write("resume.toml", kRecipe);

@@ -323,6 +323,25 @@ Outcome fault_rank1(const ScratchDir& dir, int signal, const std::string& option
   return outcome;
 }
 
+// A signal to one rank alone (SIGUSR1, a batch system's time-limit warning)
+// stops the whole job: the ranks agree on it (an update after it came,
+// rank_messages.h), all stop after the same update, and rank 0 saves the
+// signal's checkpoint. A rank that stopped on its own would leave the
+// others waiting in the next all-reduce until the timeout failed the job.
+TEST(DataParallel, ASignalToOneRankStopsEveryRankAfterTheSameUpdate) {
+  ScratchDir dir;
+  const auto outcome = fault_rank1(dir, SIGUSR1, "--set distributed.timeout_s=20");
+  EXPECT_EQ(outcome.exit_code, 130) << outcome.output;
+  EXPECT_LT(outcome.seconds, 30.0) << outcome.output;
+  RunStore store(dir.file("fault.db"), StoreAccess::read_only);
+  const auto run = store.find_run("dp_equivalence");
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->status, "interrupted");
+  const auto checkpoints = store.checkpoints(run->id);
+  ASSERT_FALSE(checkpoints.empty());
+  EXPECT_EQ(checkpoints.back().reason, "signal");
+}
+
 // A worker that hangs (SIGSTOP: alive, silent) never hangs the job: rank 0's
 // collective gives up after [distributed] timeout_s, the run is recorded as
 // failed, and the launcher ends the stopped worker.

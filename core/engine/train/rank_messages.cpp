@@ -1,6 +1,7 @@
 #include "engine/train/rank_messages.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
 
 #include <algorithm>
 #include <type_traits>
@@ -40,18 +41,35 @@ enum AgreementField : std::int64_t { kLoss, kStop, kSaveByTime, kAgreementFields
 
 }  // namespace
 
-UpdateAgreement agree_on_update(Collective& collective, const at::Tensor& local_loss, bool stop_here,
-                                bool save_by_time) {
-  auto message = at::zeros({kAgreementFields}, at::kFloat);
-  message[kStop] = stop_here ? 1.0F : 0.0F;
-  message[kSaveByTime] = save_by_time ? 1.0F : 0.0F;
-  message = message.to(local_loss.device());
-  message.narrow(0, kLoss, 1).copy_(local_loss.detach().reshape({1}).to(at::kFloat));
-  collective.all_reduce_sum(message);
-  const auto sums = message.to(at::kCPU);
+UpdateAgreement UpdateAgreements::agree(Collective& collective, const at::Tensor& local_loss, bool stop_here,
+                                        bool save_by_time) {
   UpdateAgreement agreed;
-  agreed.stop = sums[kStop].item<float>() > 0;
-  agreed.save_by_time = sums[kSaveByTime].item<float>() > 0;
+  if (sums_pending_) {
+    if (copied_ && !copied_->query()) copied_->synchronize();  // sent an update ago: done by now
+    const float* sums = sums_on_host_.data_ptr<float>();
+    agreed.stop = sums[kStop] > 0;
+    agreed.save_by_time = sums[kSaveByTime] > 0;
+    sums_pending_ = false;
+  }
+  // Filled on the device from host scalars (kernel arguments): a copy from
+  // pageable host memory would wait for the device's queue.
+  const auto device = local_loss.device();
+  auto message = at::empty({kAgreementFields}, at::TensorOptions().dtype(at::kFloat).device(device));
+  message.narrow(0, kStop, 1).fill_(stop_here ? 1.0 : 0.0);
+  // A save the clock asked for is made at this update: asking again now
+  // would save twice in a row, since rank 0's clock restarts only then.
+  message.narrow(0, kSaveByTime, 1).fill_(save_by_time && !agreed.save_by_time ? 1.0 : 0.0);
+  message.narrow(0, kLoss, 1).copy_(local_loss.detach().reshape({1}));
+  collective.all_reduce_sum(message);
+  const bool on_gpu = !device.is_cpu();
+  if (!sums_on_host_.defined())
+    sums_on_host_ = at::empty({kAgreementFields}, at::TensorOptions().dtype(at::kFloat).pinned_memory(on_gpu));
+  sums_on_host_.copy_(message, /*non_blocking=*/on_gpu);
+  if (on_gpu) {
+    if (!copied_) copied_.emplace(device.type());
+    copied_->record(c10::impl::VirtualGuardImpl(device.type()).getStream(device));
+  }
+  sums_pending_ = true;
   agreed.mean_loss = message[kLoss] / static_cast<double>(collective.world_size());
   return agreed;
 }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Event.h>
 
+#include <optional>
 #include <vector>
 
 #include "distributed/collective.h"
@@ -17,13 +19,28 @@ namespace orchestrate {
 // the global batch), whether any rank must stop (so all stop after the same
 // update), and rank 0's time-based checkpoint wish (so all save together).
 struct UpdateAgreement {
-  at::Tensor mean_loss;  // 0-dim float, on the collective's device
-  bool stop = false;
-  bool save_by_time = false;
+  at::Tensor mean_loss;  // 0-dim float, on the collective's device: this update's
+  bool stop = false;          // agreed at the update before
+  bool save_by_time = false;  // agreed at the update before
 };
 
-UpdateAgreement agree_on_update(Collective& collective, const at::Tensor& local_loss, bool stop_here,
-                                bool save_by_time);
+// The flags travel one update late. Those sent at update N are read at
+// update N+1, when their all-reduce has long finished, so the host never
+// waits for the device to learn them: read at once, they would make it wait
+// for the whole backward and the all-reduce at every update, and the GPU
+// would then idle while the host launches the next step. Every rank acts
+// on them at the same update, one later than they were sent. (So a wish to
+// save by time raised at an epoch's last update, where an epoch's
+// checkpoint is saved, saves once more after the next update.)
+class UpdateAgreements {
+ public:
+  UpdateAgreement agree(Collective& collective, const at::Tensor& local_loss, bool stop_here, bool save_by_time);
+
+ private:
+  at::Tensor sums_on_host_;             // the last update's sums; pinned on CUDA
+  std::optional<c10::Event> copied_;    // CUDA: recorded after their copy to the host
+  bool sums_pending_ = false;           // sent and not yet read
+};
 
 // Brings the step rows of ranks 1.. to rank 0, tagged with their rank. Every
 // rank calls it at the same updates with the rows written since the last

@@ -70,8 +70,7 @@ class DataParallel final : public Strategy {
   bool stop_between_micro_batches() const override { return false; }
 
   at::Tensor agree_on_update(const at::Tensor& local_loss, const Checkpointer& checkpointer) override {
-    agreed_ = orchestrate::agree_on_update(collective_, local_loss, local_stop_(),
-                                           leader() && checkpointer.due_by_time());
+    agreed_ = agreements_.agree(collective_, local_loss, local_stop_(), leader() && checkpointer.due_by_time());
     return agreed_.mean_loss;
   }
   bool save_by_time(const Checkpointer&) const override { return agreed_.save_by_time; }
@@ -105,6 +104,7 @@ class DataParallel final : public Strategy {
  private:
   Collective& collective_;
   const LocalStop local_stop_;
+  UpdateAgreements agreements_;
   UpdateAgreement agreed_;
 };
 

@@ -1,7 +1,7 @@
 // The strategy decides what a world size would otherwise decide in the step
 // loop. Alone, a stop is taken at once, even between micro-batches, and the
 // rows are this process's; in a data-parallel job (here a real Gloo job of
-// one rank) only what the ranks agreed on after an update counts.
+// one rank) only what the ranks agreed on counts, one update after it was sent.
 #include "engine/train/strategy.h"
 
 #include <gtest/gtest.h>
@@ -64,10 +64,17 @@ TEST(Strategy, InAJobOnlyWhatTheRanksAgreedOnStopsOrSaves) {
   EXPECT_FALSE(job->stop_before_update()) << "nothing agreed yet";
   EXPECT_FALSE(job->stop_between_micro_batches()) << "a job's ranks never stop inside an update";
   EXPECT_FALSE(job->save_by_time(f.checkpointer)) << "rank 0's wish counts once agreed";
+  // The flags travel one update late, so reading them never waits for the device.
   const auto mean = job->agree_on_update(at::scalar_tensor(3.0F), f.checkpointer);
-  EXPECT_FLOAT_EQ(mean.item<float>(), 3.0F);
+  EXPECT_FLOAT_EQ(mean.item<float>(), 3.0F) << "the loss is this update's";
+  EXPECT_FALSE(job->stop_before_update()) << "sent at this update, acted on at the next";
+  EXPECT_FALSE(job->save_by_time(f.checkpointer));
+  EXPECT_FLOAT_EQ(job->agree_on_update(at::scalar_tensor(5.0F), f.checkpointer).item<float>(), 5.0F);
   EXPECT_TRUE(job->stop_before_update());
   EXPECT_TRUE(job->save_by_time(f.checkpointer));
+  job->agree_on_update(at::scalar_tensor(5.0F), f.checkpointer);
+  EXPECT_FALSE(job->save_by_time(f.checkpointer)) << "the clock's save is made once, not at two updates in a row";
+  EXPECT_TRUE(job->stop_before_update());
   auto sums = at::full({2}, 4.0);
   job->sum_across_ranks()(sums);
   EXPECT_TRUE(sums.equal(at::full({2}, 4.0))) << "one rank's sums are the job's";
