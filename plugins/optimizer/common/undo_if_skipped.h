@@ -13,6 +13,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -28,6 +29,8 @@ class UndoIfSkipped {
     if (!found_inf) return;
     skipped_ = found_inf->ne(0);
     kept_ = flat_copy(will_write);
+    for (const auto& list : will_write)
+      for (const auto& tensor : list) kept_strides_.push_back(tensor.strides().vec());
   }
 
   // Where the flag is 1, puts the kept values back into `written`: the same
@@ -35,8 +38,14 @@ class UndoIfSkipped {
   // rather than wrote (ftrl's accum), its replacement.
   void put_back_if_skipped(const TensorLists& written) const {
     if (!kept_.defined()) return;
+    std::size_t i = 0;
+    for (const auto& list : written)
+      for (const auto& tensor : list)
+        // A replacement laid out otherwise would be read in another order than the kept values.
+        TORCH_CHECK(i < kept_strides_.size() && tensor.strides().vec() == kept_strides_[i++],
+                    "UndoIfSkipped: the written tensors are not laid out as the kept ones (a bug)");
     auto chosen = flat_copy(written);
-    TORCH_CHECK(chosen.numel() == kept_.numel(), "UndoIfSkipped: the written tensors are not the kept ones");
+    TORCH_CHECK(chosen.numel() == kept_.numel(), "UndoIfSkipped: the written tensors are not the kept ones (a bug)");
     at::where_out(chosen, skipped_, kept_, chosen);
     std::vector<at::Tensor> destinations, sources;
     std::int64_t offset = 0;
@@ -73,6 +82,7 @@ class UndoIfSkipped {
 
   at::Tensor skipped_;  // 0-dim bool on the parameters' device
   at::Tensor kept_;
+  std::vector<std::vector<std::int64_t>> kept_strides_;
 };
 
 }  // namespace orchestrate::optimizers

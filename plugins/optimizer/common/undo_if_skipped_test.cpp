@@ -64,6 +64,12 @@ TEST(UndoIfSkipped, PutsTheKeptValuesIntoAReplacement) {
   EXPECT_TRUE(replacement.equal(at::full({3}, 0.1F)));
 }
 
+TEST(UndoIfSkipped, RefusesAReplacementLaidOutOtherwise) {
+  const auto state = at::zeros({1, 2, 3, 4}).contiguous(at::MemoryFormat::ChannelsLast);
+  const UndoIfSkipped undo(at::ones({}), {{state}});
+  EXPECT_THROW(undo.put_back_if_skipped({{at::zeros({1, 2, 3, 4})}}), c10::Error);
+}
+
 TEST(UndoIfSkipped, KeepsNothingWithoutAFlag) {
   auto t = at::ones({3});
   const UndoIfSkipped undo(std::nullopt, {{t}});
