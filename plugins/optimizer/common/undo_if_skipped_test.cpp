@@ -43,6 +43,18 @@ TEST(UndoIfSkipped, WhatASkippedStepWroteIsUndoneBitForBit) {
   EXPECT_TRUE(w.base.equal(before.base)) << "the view's base outside the view was written";
 }
 
+// Chunks of at most 7 elements: each tensor its own, the empty one with the strided view.
+TEST(UndoIfSkipped, PutBackAChunkAtATimeItIsTheSame) {
+  Written w;
+  const auto before = Written();
+  const UndoIfSkipped undo(at::ones({}), w.lists(), /*chunk_elements=*/7);
+  w.overflow();
+  undo.put_back_if_skipped(w.lists());
+  EXPECT_TRUE(w.plain.equal(before.plain));
+  EXPECT_TRUE(w.channels_last.equal(before.channels_last));
+  EXPECT_TRUE(w.base.equal(before.base));
+}
+
 TEST(UndoIfSkipped, AStepTakenIsKept) {
   Written w;
   const UndoIfSkipped undo(at::zeros({}), w.lists());
