@@ -45,7 +45,11 @@ UpdateAgreement UpdateAgreements::agree(Collective& collective, const at::Tensor
                                         bool save_by_time) {
   UpdateAgreement agreed;
   if (sums_pending_) {
-    if (copied_ && !copied_->query()) copied_->synchronize();  // sent an update ago: done by now
+    // Sent an update ago. When the GPU is the bottleneck the host waits
+    // here for it to reach that point, so it runs at most an update ahead;
+    // the GPU still has this update's forward and backward queued, so it
+    // never idles for the wait.
+    if (copied_ && !copied_->query()) copied_->synchronize();
     const float* sums = sums_on_host_.data_ptr<float>();
     agreed.stop = sums[kStop] > 0;
     agreed.save_by_time = sums[kSaveByTime] > 0;

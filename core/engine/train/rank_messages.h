@@ -25,10 +25,11 @@ struct UpdateAgreement {
 };
 
 // The flags travel one update late. Those sent at update N are read at
-// update N+1, when their all-reduce has long finished, so the host never
-// waits for the device to learn them: read at once, they would make it wait
-// for the whole backward and the all-reduce at every update, and the GPU
-// would then idle while the host launches the next step. Every rank acts
+// update N+1, when the GPU has that update's forward and backward queued
+// after the all-reduce, so it never idles while the host learns them: read
+// at once, they would make the host wait for the whole backward and the
+// all-reduce at every update, and the GPU would then idle while the host
+// launched the next step. Every rank acts
 // on them at the same update, one later than they were sent. (So a wish to
 // save by time raised at an epoch's last update, where an epoch's
 // checkpoint is saved, saves once more after the next update.)
