@@ -125,7 +125,6 @@ class ForeachAdadelta : public torch::optim::Optimizer, public UndoesSkippedStep
     torch::optim::serialize<AdadeltaParamState, AdadeltaOptions>(archive, *this);
     step_counts_.forget();
   }
-
 };
 
 }  // namespace orchestrate::optimizers

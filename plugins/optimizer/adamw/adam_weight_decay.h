@@ -80,7 +80,6 @@ class BertAdamWeightDecay : public torch::optim::AdamW, public UndoesSkippedStep
     }
     return loss;
   }
-
 };
 
 }  // namespace orchestrate::optimizers

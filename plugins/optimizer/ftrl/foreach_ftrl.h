@@ -171,7 +171,6 @@ class ForeachFtrl : public torch::optim::Optimizer, public UndoesSkippedSteps {
   static std::vector<at::Tensor> power(const std::vector<at::Tensor>& x, double lr_power) {
     return lr_power == -0.5 ? at::_foreach_sqrt(x) : at::_foreach_pow(x, -lr_power);
   }
-
 };
 
 }  // namespace orchestrate::optimizers

@@ -86,7 +86,6 @@ class ForeachRmsprop : public torch::optim::RMSprop, public UndoesSkippedSteps {
     }
     return loss;
   }
-
 };
 
 }  // namespace orchestrate::optimizers
