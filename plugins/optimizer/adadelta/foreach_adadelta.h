@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "../common/step_inputs.h"
-#include "../common/undo_if_skipped.h"
 #include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
@@ -91,8 +90,7 @@ class ForeachAdadelta : public torch::optim::Optimizer, public UndoesSkippedStep
         steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
-      const auto steps = step_counts_.advance(inputs.params, steps_before);
-      const UndoIfSkipped undo(skip.undo_where, {inputs.params, square_avgs, acc_deltas});
+      auto undo = undo_group(skip, inputs.params, steps_before, {inputs.params, square_avgs, acc_deltas});
       const double rho = options.rho();
       auto grads = inputs.grads;
       // Weight decay is torch's L2 term (weight_decay * w added to the gradient).
@@ -111,8 +109,7 @@ class ForeachAdadelta : public torch::optim::Optimizer, public UndoesSkippedStep
       at::_foreach_mul_(acc_deltas, rho);
       at::_foreach_addcmul_(acc_deltas, deltas, deltas, 1 - rho);
       at::_foreach_add_(inputs.params, deltas, -options.lr());
-      undo.put_back_if_skipped({inputs.params, square_avgs, acc_deltas});
-      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
+      undo.finish({inputs.params, square_avgs, acc_deltas});
     }
     return loss;
   }

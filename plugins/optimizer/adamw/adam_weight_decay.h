@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "../common/step_inputs.h"
-#include "../common/undo_if_skipped.h"
 #include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
@@ -63,8 +62,7 @@ class BertAdamWeightDecay : public torch::optim::AdamW, public UndoesSkippedStep
         steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
-      const auto steps = step_counts_.advance(inputs.params, steps_before);
-      const UndoIfSkipped undo(skip.undo_where, {inputs.params, means, squares});
+      auto undo = undo_group(skip, inputs.params, steps_before, {inputs.params, means, squares});
       const auto [beta1, beta2] = options.betas();
       at::_foreach_mul_(means, beta1);
       at::_foreach_add_(means, inputs.grads, 1 - beta1);
@@ -75,8 +73,7 @@ class BertAdamWeightDecay : public torch::optim::AdamW, public UndoesSkippedStep
       updates = at::_foreach_div(means, updates);
       if (options.weight_decay() != 0) at::_foreach_add_(updates, inputs.params, options.weight_decay());
       at::_foreach_add_(inputs.params, updates, -options.lr());
-      undo.put_back_if_skipped({inputs.params, means, squares});
-      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
+      undo.finish({inputs.params, means, squares});
     }
     return loss;
   }

@@ -13,10 +13,13 @@
 
 #include <ATen/ATen.h>
 
+#include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "armed_skip.h"
 #include "device_step_counts.h"
+#include "undo_if_skipped.h"
 #include "orchestrate/optimizer.h"
 
 namespace orchestrate::optimizers {
@@ -38,6 +41,33 @@ class UndoesSkippedSteps : public SkipsOnDevice {
     auto found_inf = armed_.take();
     if (!found_inf || !found_inf->device().is_cpu() || undo_on_the_cpu_) return {false, std::move(found_inf)};
     return {found_inf->item<double>() != 0, std::nullopt};
+  }
+
+  // One param group's step: keeps what it will write and advances its step
+  // counts on the device; finish() puts the values back and takes the
+  // counts back where the flag is 1.
+  class GroupUndo {
+   public:
+    GroupUndo(const SkipForThisStep& skip, DeviceStepCounts& counts, const std::vector<at::Tensor>& params,
+              const std::vector<std::int64_t>& steps_before, const TensorLists& will_write)
+        : flag_(skip.undo_where),
+          counts_(counts),
+          steps_(counts.advance(params, steps_before)),
+          undo_(skip.undo_where, will_write) {}
+    void finish(const TensorLists& written) {
+      undo_.put_back_if_skipped(written);
+      if (flag_) counts_.take_back_if(steps_, *flag_);
+    }
+
+   private:
+    std::optional<at::Tensor> flag_;
+    DeviceStepCounts& counts_;
+    std::vector<at::Tensor> steps_;
+    UndoIfSkipped undo_;
+  };
+  GroupUndo undo_group(const SkipForThisStep& skip, const std::vector<at::Tensor>& params,
+                       const std::vector<std::int64_t>& steps_before, const TensorLists& will_write) {
+    return GroupUndo(skip, step_counts_, params, steps_before, will_write);
   }
 
   mutable DeviceStepCounts step_counts_;  // save() settles the host counts with it

@@ -43,7 +43,6 @@
 #include <vector>
 
 #include "../common/step_inputs.h"
-#include "../common/undo_if_skipped.h"
 #include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
@@ -124,8 +123,7 @@ class ForeachFtrl : public torch::optim::Optimizer, public UndoesSkippedSteps {
         steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
-      const auto steps = step_counts_.advance(inputs.params, steps_before);
-      const UndoIfSkipped undo(skip.undo_where, {inputs.params, linears, accums});
+      auto undo = undo_group(skip, inputs.params, steps_before, {inputs.params, linears, accums});
       const double lr = options.lr();
       auto grads = inputs.grads;
       if (options.weight_decay() != 0) grads = at::_foreach_add(grads, inputs.params, options.weight_decay());
@@ -151,8 +149,7 @@ class ForeachFtrl : public torch::optim::Optimizer, public UndoesSkippedSteps {
       at::_foreach_copy_(inputs.params, shrunk);
       // accum = accum_new: adopt the new tensors rather than copy them.
       for (std::size_t i = 0; i < states.size(); ++i) states[i]->accum(new_accums[i]);
-      undo.put_back_if_skipped({inputs.params, linears, new_accums});
-      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
+      undo.finish({inputs.params, linears, new_accums});
     }
     return loss;
   }

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "../common/step_inputs.h"
-#include "../common/undo_if_skipped.h"
 #include "../common/undoes_skipped_steps.h"
 
 namespace orchestrate::optimizers {
@@ -56,9 +55,8 @@ class ForeachRmsprop : public torch::optim::RMSprop, public UndoesSkippedSteps {
         steps_before.push_back(state.step());
         state.step(state.step() + 1);
       }
-      const auto steps = step_counts_.advance(inputs.params, steps_before);
       const TensorLists written{inputs.params, square_avgs, momentum_buffers, grad_avgs};
-      const UndoIfSkipped undo(skip.undo_where, written);
+      auto undo = undo_group(skip, inputs.params, steps_before, written);
       const double alpha = options.alpha();
       auto grads = inputs.grads;
       // Weight decay is torch's L2 term (weight_decay * w added to the gradient).
@@ -81,8 +79,7 @@ class ForeachRmsprop : public torch::optim::RMSprop, public UndoesSkippedSteps {
       } else {
         at::_foreach_addcdiv_(inputs.params, grads, denominators, -options.lr());
       }
-      undo.put_back_if_skipped(written);
-      if (skip.undo_where) step_counts_.take_back_if(steps, *skip.undo_where);
+      undo.finish(written);
     }
     return loss;
   }
