@@ -19,8 +19,8 @@
 
 #include "armed_skip.h"
 #include "device_step_counts.h"
-#include "undo_if_skipped.h"
 #include "orchestrate/optimizer.h"
+#include "undo_if_skipped.h"
 
 namespace orchestrate::optimizers {
 
