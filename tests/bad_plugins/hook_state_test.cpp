@@ -8,6 +8,7 @@
 
 #include "build_paths.h"
 #include "command_runner.h"
+#include "small_lenet_recipe.h"
 #include "store/run_store.h"
 
 namespace orchestrate::testing {
@@ -19,33 +20,14 @@ TEST(HookState, ACounterInAHookSurvivesKillNineAndResume) {
   ScratchDir dir;
   const std::string plugins = std::string(build_paths::kBadPluginDir) + "/counting_hook";
   const std::string checkpoints = dir.file("ck");
-  const std::string recipe = dir.write("count.toml", R"(schema_version = 1
-[run]
-batch_size = 8
-max_steps = 30
-threads = 1
-[data]
-plugin = "mock"
-channels = 1
-height = 28
-width = 28
-train_size = 64
-test_size = 16
-[model]
-plugin = "lenet"
-[optimizer]
-plugin = "sgd"
-lr = 0.01
-[eval]
-enabled = false
-[checkpoint]
+  const std::string recipe = dir.write("count.toml", small_lenet_recipe("max_steps = 30\n", "sgd", R"([checkpoint]
 dir = ")" + checkpoints + R"("
 every_epochs = 0
 every_steps = 5
 [[hooks]]
 plugin = "count_updates"
 sleep_ms = 100
-)");
+)"));
   const std::string db = dir.file("runs.db");
   // Killed (SIGKILL: no handler runs) once the checkpoint of update 10 is there.
   const auto killed = run_shell(

@@ -8,6 +8,7 @@
 
 #include "build_paths.h"
 #include "command_runner.h"
+#include "small_lenet_recipe.h"
 #include "store/run_store.h"
 
 namespace orchestrate::testing {
@@ -16,30 +17,9 @@ namespace {
 TEST(HostCheckedOptimizer, OverflowsAreSkippedAfterAHostCheckThatNamesTheOptimizer) {
   ScratchDir dir;
   const std::string plugins = std::string(build_paths::kBadPluginDir) + "/host_checked_optimizer";
-  const std::string recipe = dir.write("fp16.toml", R"(schema_version = 1
-[run]
-name = "waits"
-batch_size = 8
-max_steps = 12
-threads = 1
-[data]
-plugin = "mock"
-channels = 1
-height = 28
-width = 28
-train_size = 64
-test_size = 16
-[model]
-plugin = "lenet"
-[optimizer]
-plugin = "torch_sgd"
-lr = 0.01
-[precision]
-mode = "fp16"
-loss_scale = 1e12
-[eval]
-enabled = false
-)");
+  const std::string recipe =
+      dir.write("fp16.toml", small_lenet_recipe("name = \"waits\"\nmax_steps = 12\n", "torch_sgd",
+                                                "[precision]\nmode = \"fp16\"\nloss_scale = 1e12\n"));
   const std::string db = dir.file("runs.db");
   const auto result = run_orchestrate("run " + recipe + " --quiet --db " + db + " --plugin-path " + plugins);
   ASSERT_EQ(result.exit_code, 0) << result.output;

@@ -140,12 +140,11 @@ TEST(TrainingEngine, Fp16OverflowsAreSkippedOnTheDeviceAndEachIsNamed) {
   ASSERT_EQ(undoing.exit_code, 0) << undoing.output;
   const auto undoes = store.find_run("undoes");
   ASSERT_TRUE(undoes);
-  EXPECT_NE(sql(db, "select message from events where run_id=" + std::to_string(undoes->id) +
-                        " and kind='skip_check'")
+  const auto undoes_id = std::to_string(undoes->id);
+  EXPECT_NE(sql(db, "select message from events where run_id=" + undoes_id + " and kind='skip_check'")
                 .find("skipped on the device"),
             std::string::npos);
-  EXPECT_EQ(sql(db, "select count(*) from events where run_id=" + std::to_string(undoes->id) +
-                        " and kind='skipped_update'"),
+  EXPECT_EQ(sql(db, "select count(*) from events where run_id=" + undoes_id + " and kind='skipped_update'"),
             std::to_string(static_cast<int>(undoes->final_metrics.at("train/skipped_updates"))) + "\n");
   EXPECT_GT(undoes->final_metrics.at("train/skipped_updates"), 0);
 }
