@@ -117,4 +117,22 @@ TEST(AdadeltaOptimizer, ASkipOnTheDeviceLeavesNoTrace) {
                                      params_for("adadelta", [](orchestrate::Params& p) { p.set("lr", 0.3); }));
 }
 
+// Steps that hand no flag between those that do (undone on the CPU here, as
+// on a GPU): the saved count still leaves out only the one step skipped.
+TEST(AdadeltaOptimizer, AnUndoneStepStaysUncountedThroughStepsWithoutAFlag) {
+  auto w = weights({1.0});
+  auto optimizer = create_optimizer("adadelta", one_group(w));
+  auto& undoing = dynamic_cast<orchestrate::optimizers::UndoesSkippedSteps&>(*optimizer);
+  undoing.undo_on_the_cpu_too();
+  undoing.skip_next_step_if(at::ones({}));
+  quadratic_trajectory(*optimizer, w, unit_curvature(), 1);  // skipped
+  quadratic_trajectory(*optimizer, w, unit_curvature(), 2);  // no flag
+  undoing.skip_next_step_if(at::zeros({}));
+  quadratic_trajectory(*optimizer, w, unit_curvature(), 1);
+  torch::serialize::OutputArchive archive;
+  optimizer->save(archive);
+  const auto& state = static_cast<const AdadeltaParamState&>(*optimizer->state().at(w.unsafeGetTensorImpl()));
+  EXPECT_EQ(state.step(), 3);
+}
+
 }  // namespace

@@ -80,6 +80,9 @@ class DeviceStepCounts {
     host_counts_may_lag_ = false;
   }
 
+  // Whether a skipped step has left a host count ahead of its device count.
+  bool may_lag() const { return host_counts_may_lag_; }
+
   // After load(): the host counts are the loaded ones, so every device count is remade from them.
   void forget() {
     entries_.clear();

@@ -45,14 +45,16 @@ class UndoesSkippedSteps : public SkipsOnDevice {
 
   // One param group's step: keeps what it will write and advances its step
   // counts on the device; finish() puts the values back and takes the
-  // counts back where the flag is 1.
+  // counts back where the flag is 1. The device counts are kept only while
+  // they matter (a flag to undo by, or an undone step not yet written back
+  // by save()), so a run that never hands a flag pays nothing for them.
   class GroupUndo {
    public:
     GroupUndo(const SkipForThisStep& skip, DeviceStepCounts& counts, const std::vector<at::Tensor>& params,
               const std::vector<std::int64_t>& steps_before, const TensorLists& will_write)
         : flag_(skip.undo_where),
           counts_(counts),
-          steps_(counts.advance(params, steps_before)),
+          steps_(flag_ || counts.may_lag() ? counts.advance(params, steps_before) : std::vector<at::Tensor>{}),
           undo_(skip.undo_where, will_write) {}
     void finish(const TensorLists& written) {
       undo_.put_back_if_skipped(written);
