@@ -94,6 +94,12 @@ const SettingsTable<RunSettings>& run_keys() {
                      "heuristic choice at once")
               .safe_on_resume(),
           FIELD(cudnn_benchmark));
+    t.key(int_param("cudnn_benchmark_limit", 10,
+                    "with cudnn_benchmark, time at most this many of cuDNN's candidate algorithms for each new "
+                    "convolution shape, in the order of its heuristics (as torch.backends.cudnn.benchmark_limit): "
+                    "fewer make the first steps shorter and may miss the fastest; 0: time them all")
+              .between(0, 10000).safe_on_resume(),
+          FIELD(cudnn_benchmark_limit));
     // More intra-op threads than cores only slows a step (each waits for the
     // others), and a thousand of them under a memory limit hung LibTorch's pool.
     t.rule([](const Params& p) -> std::string {

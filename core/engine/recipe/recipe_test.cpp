@@ -260,6 +260,10 @@ TEST_F(RecipeTest, UnknownTableAndBadVersion) {
 TEST_F(RecipeTest, RangeAndChoiceViolations) {
   EXPECT_EQ(error_of(kValid, {"run.batch_size=0"}), "--set run.batch_size=0: [run] batch_size: must be >= 1");
   EXPECT_EQ(error_of(kValid, {"run.device=tpu"}), "--set run.device=tpu: [run] device: must be one of: auto, cpu, cuda");
+  EXPECT_EQ(error_of(kValid, {"run.cudnn_benchmark_limit=-1"}),
+            "--set run.cudnn_benchmark_limit=-1: [run] cudnn_benchmark_limit: must be >= 0");
+  EXPECT_EQ(error_of(kValid, {"run.cudnn_benchmark_limit=10001"}),
+            "--set run.cudnn_benchmark_limit=10001: [run] cudnn_benchmark_limit: must be <= 10000");
   EXPECT_EQ(error_of(kValid, {"optimizer.lr=abc"}), "--set optimizer.lr=abc: [optimizer] lr: expected a float, got 'abc'");
   EXPECT_EQ(error_of(kValid, {"optimizer.lrr=1"}),
             std::string("--set optimizer.lrr=1: [optimizer] unknown key 'lrr' for optimizer 'adam'; did you mean 'lr'? "

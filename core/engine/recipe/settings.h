@@ -43,6 +43,7 @@ struct RunSettings {
   CudaGraphMode cuda_graph{};
   DataOnDevice data_on_device{};
   bool cudnn_benchmark{};
+  int cudnn_benchmark_limit{};  // candidate algorithms timed per convolution; 0: all
 };
 
 struct ParameterGroupRule {

@@ -42,10 +42,13 @@ bool use_channels_last(MemoryFormat format, const c10::Device& device) {
 // the current device, as torchrun scripts' torch.cuda.set_device(local_rank)
 // does: a CUDA call that names no device (a device-wide synchronisation, a
 // stream from the pool) then reaches this rank's GPU, not GPU 0.
-void configure_device(const c10::Device& device, bool cudnn_benchmark) {
+void configure_device(const c10::Device& device, const RunSettings& run) {
+  // Set on every device, though only CUDA convolutions read it, so a CPU
+  // test sees the recipe's limit reach LibTorch.
+  at::globalContext().setBenchmarkLimitCuDNN(run.cudnn_benchmark_limit);
   if (!device.is_cuda()) return;
   if (device.has_index()) c10::cuda::set_device(device.index());
-  at::globalContext().setBenchmarkCuDNN(cudnn_benchmark);
+  at::globalContext().setBenchmarkCuDNN(run.cudnn_benchmark);
   at::globalContext().setAllowTF32CuBLAS(true);
   at::globalContext().setAllowTF32CuDNN(true);
 }
@@ -61,7 +64,7 @@ ComputeSetup set_up_compute(const Settings& s, const LaunchEnvironment& job) {
   compute.device = training_device(s, job);
   if (auto why = AutocastScope::unsupported_reason(compute.device.type(), s.precision.mode))
     throw RecipeError("[precision] mode = \"" + std::string(precision_mode_name(s.precision.mode)) + "\": " + *why);
-  configure_device(compute.device, s.run.cudnn_benchmark);
+  configure_device(compute.device, s.run);
   compute.channels_last = use_channels_last(s.memory_format, compute.device);
   compute.pipeline.workers = s.run.num_workers;
   compute.pipeline.prefetch = s.run.prefetch_batches;
