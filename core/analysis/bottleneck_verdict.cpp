@@ -163,6 +163,8 @@ RunFacts run_facts(const RunStore& store, const RunSummary& run, const CoreDefau
   facts.defaults = &defaults;
   const RunDetails details = store.run_details(run);
   facts.params = defaults.complete(details.record.params);
+  const auto smoke = run.tags.find("smoke");
+  facts.smoke = smoke != run.tags.end() && smoke->second == "true";
   // "intra_op=2 data_workers=2 cores=2", recorded by the trainer at setup.
   for (const auto& event : store.events(run.id)) {
     if (event.kind != "threads") continue;
@@ -192,6 +194,18 @@ RunFacts run_facts(const RunStore& store, const RunSummary& run, const CoreDefau
 Verdict bottleneck_verdict(const ThroughputRow& row, const RunFacts& facts) {
   Verdict verdict;
   if (row.steps == 0 || row.train_s <= 0) return verdict;
+  if (facts.smoke) {
+    verdict.not_judged =
+        "a smoke run (two updates of tiny batches on mock data, one thread, fp32 on a CPU) shows that the recipe "
+        "runs, not how fast; run it without --smoke for a verdict";
+    return verdict;
+  }
+  if (row.warmup_steps == 0) {
+    verdict.not_judged = std::to_string(row.steps) + " steps, too few to leave out the first, whose set-up work " +
+                         "(autotuning, allocation, the pipeline filling) would pass for the step's own; a verdict " +
+                         "needs " + std::to_string(kMinStepsToDropWarmUp) + " steps or more";
+    return verdict;
+  }
   const double training = row.train_s + row.eval_s;
   const double steps = row.train_s / training;
   const double in_phases = row.data_wait_share + row.compute_share + row.sync_share + row.optimizer_share;
@@ -270,8 +284,11 @@ void add_verdict_columns(Table& table, const std::vector<ThroughputRow>& rows, c
   table.hidden_for_people.insert({"evidence", "fixes"});  // people read them under the table (verdict_text)
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const bool job = rows[i].rank == "job" && !verdicts[i].limit.empty();
+    const bool not_judged = rows[i].rank == "job" && !verdicts[i].not_judged.empty();
     table.rows[i].push_back(job ? text_cell(verdicts[i].limit) : Cell());
-    table.rows[i].push_back(job ? text_cell(verdicts[i].evidence) : Cell());
+    table.rows[i].push_back(job          ? text_cell(verdicts[i].evidence)
+                            : not_judged ? text_cell("not judged: " + verdicts[i].not_judged)
+                                         : Cell());
     table.rows[i].push_back(job ? list_cell(verdicts[i].fixes) : Cell());
   }
 }
@@ -282,6 +299,10 @@ std::string verdict_text(const std::vector<ThroughputRow>& rows, const std::vect
   for (std::size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].rank != "job") continue;
     out << "\nrun " << rows[i].run_id << " (" << rows[i].name << "): ";
+    if (!verdicts[i].not_judged.empty()) {
+      out << "not judged: " << verdicts[i].not_judged << "\n";
+      continue;
+    }
     if (verdicts[i].limit.empty()) {
       out << "no measured steps, no verdict\n";
       continue;

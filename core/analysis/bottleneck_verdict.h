@@ -56,6 +56,7 @@ struct RunFacts {
   // The host's measured matmul peaks of the run's device and threads in the
   // other precisions ("bf16" -> FLOP/s), from the store's device_peaks.
   std::map<std::string, double> other_precision_peaks;
+  bool smoke = false;  // tagged smoke=true, as `orchestrate run --smoke` tags its runs
   // Where a key the run did not record (an older run) or recorded unreadably
   // takes its value from: the key's spec.
   const CoreDefaults* defaults = &CoreDefaults::builtin();
@@ -68,7 +69,14 @@ RunFacts run_facts(const RunStore& store, const RunSummary& run,
                    const CoreDefaults& defaults = CoreDefaults::builtin());
 
 struct Verdict {
-  std::string limit;  // "input", "compute", "launch", "communication" or "overhead"; "" without measured steps
+  // "input", "compute", "launch", "communication" or "overhead"; "" without
+  // measured steps, or when the run's steps cannot be judged (not_judged).
+  std::string limit;
+  // Why a run with measured steps gets no verdict, or "": a smoke run, whose
+  // speed says nothing of the recipe's, and a run too short to leave its
+  // first step out, whose set-up work (cuDNN's autotuning: seconds on a GPU)
+  // would pass for the step's own.
+  std::string not_judged;
   double input_share = 0, communication_share = 0, overhead_share = 0, compute_share = 0;  // of training time
   std::string evidence;            // the figures behind the limit, one line
   std::vector<std::string> fixes;  // recipe changes, "[run] num_workers = 2 (now 0; ...)"

@@ -15,6 +15,7 @@ ThroughputRow row_with(double data_wait, double compute, double sync, double opt
   row.name = "r";
   row.device = "cpu";
   row.steps = 100;
+  row.warmup_steps = 1;
   row.train_s = 100;
   row.eval_s = eval_s;
   row.median_step_s = 1;
@@ -160,6 +161,33 @@ TEST(BottleneckVerdict, AShortRunIsNotToldToEvaluateLessOften) {
               0u)
         << verdict.fixes.front();
   }
+}
+
+// A smoke run sets one thread and fp32 on purpose; a verdict would tell the
+// user to undo them. A run of 10 steps or fewer keeps its first step, whose
+// autotuning on a GPU takes seconds and would pass for a slow step.
+TEST(BottleneckVerdict, ASmokeRunAndARunTooShortToLeaveOutItsFirstStepAreNotJudged) {
+  auto smoke = facts_with({{"run.threads", "1"}}, /*cores=*/2);
+  smoke.smoke = true;
+  const auto smoke_verdict = bottleneck_verdict(row_with(0.05, 0.9, 0, 0.05), smoke);
+  EXPECT_EQ(smoke_verdict.limit, "");
+  EXPECT_TRUE(smoke_verdict.fixes.empty());
+  EXPECT_EQ(smoke_verdict.not_judged.rfind("a smoke run (", 0), 0u) << smoke_verdict.not_judged;
+
+  auto short_run = row_with(0.05, 0.9, 0, 0.05);
+  short_run.steps = 10;
+  short_run.warmup_steps = 0;
+  const auto short_verdict = bottleneck_verdict(short_run, facts_with({}));
+  EXPECT_EQ(short_verdict.limit, "");
+  EXPECT_TRUE(short_verdict.fixes.empty());
+  EXPECT_EQ(short_verdict.not_judged.rfind("10 steps, too few to leave out the first", 0), 0u);
+  EXPECT_NE(short_verdict.not_judged.find("needs " + std::to_string(kMinStepsToDropWarmUp) + " steps"),
+            std::string::npos)
+      << short_verdict.not_judged;
+
+  const auto judged = bottleneck_verdict(row_with(0.05, 0.9, 0, 0.05), facts_with({}));
+  EXPECT_EQ(judged.limit, "compute");
+  EXPECT_EQ(judged.not_judged, "");
 }
 
 TEST(BottleneckVerdict, ComputeBoundOnCudaInFp32AsksForBf16) {

@@ -8,11 +8,6 @@
 namespace orchestrate {
 namespace {
 
-// The first step builds kernels, allocates memory and fills the data
-// pipeline, so it is left out of throughput, but only when enough steps
-// remain for that not to hide a real cost of a short run.
-constexpr std::size_t kMinStepsToDropWarmUp = 11;  // "more than 10 steps"
-
 // The final metrics shown by `orchestrate runs`, in column order.
 const std::vector<std::string> kRunsTableMetrics = {"eval/top1", "eval/top5", "train/loss"};
 

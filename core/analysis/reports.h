@@ -12,6 +12,11 @@
 
 namespace orchestrate {
 
+// The first step builds kernels, allocates memory and fills the data
+// pipeline, so it is left out of throughput, but only when enough steps
+// remain for that not to hide a real cost of a short run.
+inline constexpr std::size_t kMinStepsToDropWarmUp = 11;  // "more than 10 steps"
+
 struct ThroughputRow {
   std::int64_t run_id = 0;
   std::string name, device;

@@ -50,6 +50,7 @@ std::string run_summary(const ThroughputRow& row, const Verdict& verdict, const 
                             (row.devices() > 1 ? std::to_string(row.devices()) + " x " : std::string()) +
                             fixed(row.peak_flops_per_s / 1e9, 1) + " GFLOP/s)");
   }
+  if (!verdict.not_judged.empty()) out += field("limit", "not judged: " + verdict.not_judged);
   if (!verdict.limit.empty()) {
     out += field("limit", verdict.limit + "-bound: " + verdict.evidence);
     for (const auto& fix : verdict.fixes) out += field("try", fix);

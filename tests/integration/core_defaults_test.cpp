@@ -61,6 +61,7 @@ RunDetails add_run(RunStore& store, const std::string& name,
 ThroughputRow input_bound_row() {
   ThroughputRow row;
   row.steps = 40;
+  row.warmup_steps = 1;
   row.median_step_s = 0.1;
   row.p95_step_s = 0.3;  // steps vary: the prefetch fix applies
   row.train_s = 4;
