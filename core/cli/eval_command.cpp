@@ -6,6 +6,8 @@
 #include <iostream>
 #include <optional>
 
+#include <unistd.h>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -15,6 +17,7 @@
 #include "engine/evaluation/checkpoint_evaluation.h"
 #include "engine/evaluation/eval_target.h"
 #include "engine/recipe/recipe.h"
+#include "engine/train/progress_line.h"
 #include "store/run_store.h"
 
 namespace orchestrate::cli {
@@ -49,7 +52,15 @@ int eval_command(const std::vector<std::string>& arguments) {
   const EvalTarget target = resolve_eval_target(values["checkpoint"].as<std::string>(), store ? &*store : nullptr);
   CheckpointEvaluation evaluation(recipe, registry, target);
   if (!store) store.emplace(db);
-  const EvalOutcome outcome = evaluation.run(*store);
+  // Progress on stderr, so stdout holds the result alone (--format json):
+  // redrawn on a terminal, else a line every kEvaluationLineSeconds.
+  ProgressLine progress(std::cerr, parse_progress_mode(recipe.table("log").core.string("progress")), 1,
+                        isatty(STDERR_FILENO) != 0);
+  const EvalOutcome outcome =
+      evaluation.run(*store, [&](std::int64_t done, std::int64_t batches, std::int64_t images) {
+        progress.evaluating("eval", done, batches, images);
+      });
+  progress.clear();
 
   if (wants_json(values)) {
     // Full precision, null for what there is none of (top-5 under 5 classes).

@@ -49,7 +49,7 @@ CheckpointEvaluation::CheckpointEvaluation(const Recipe& recipe, const Registry&
   }
 }
 
-EvalOutcome CheckpointEvaluation::run(RunStore& store) {
+EvalOutcome CheckpointEvaluation::run(RunStore& store, const BatchesScored& scored) {
   RunRecord record = run_record_of(recipe_, settings_, registry_, compute_.device);
   record.name += "_eval";
   record.kind = RunKind::eval;
@@ -65,8 +65,8 @@ EvalOutcome CheckpointEvaluation::run(RunStore& store) {
     Evaluator evaluator(SampleSource{*test_set_, *preprocessing_, settings_.run.seed}, settings_.eval.batch_size,
                         compute_.device, 1, compute_.pipeline);
     const auto start = Clock::now();
-    outcome.result =
-        evaluate_model(evaluator, *model_, compute_.device, settings_.precision.mode, compute_.channels_last);
+    outcome.result = evaluate_model(evaluator, *model_, compute_.device, settings_.precision.mode,
+                                    compute_.channels_last, {}, scored);
     outcome.seconds = seconds_since(start);
     outcome.images_per_s = outcome.seconds > 0 ? static_cast<double>(outcome.result.examples) / outcome.seconds : 0;
     for (const auto& [name, value] : eval_metrics(outcome.result))

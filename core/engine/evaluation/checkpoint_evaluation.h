@@ -44,8 +44,9 @@ class CheckpointEvaluation {
   // recipe's run with "_eval" appended, so a name still finds the training
   // run): eval/top1, eval/top5, eval/loss and eval/images_per_s at the
   // checkpoint's step, and an event naming what was evaluated. A failure
-  // while evaluating leaves the run failed and is rethrown.
-  EvalOutcome run(RunStore& store);
+  // while evaluating leaves the run failed and is rethrown. `scored` hears
+  // of each batch, for a progress line.
+  EvalOutcome run(RunStore& store, const BatchesScored& scored = {});
 
  private:
   const Recipe& recipe_;

@@ -38,13 +38,16 @@ Evaluator::Evaluator(SampleSource source, std::int64_t batch_size, const c10::De
           rounds, options),
       feeder_(pipeline_, device) {}
 
-EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_across_ranks) {
+EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_across_ranks,
+                          const BatchesScored& scored) {
   const std::int64_t classes = source_.dataset.info().num_classes;
   const std::int64_t k = std::min<std::int64_t>(5, classes);
   // Sums stay on the device and are read once at the end: no sync per batch.
   at::Tensor loss_sum, top1, top5;
   std::int64_t seen = 0;
-  for (std::int64_t i = 0; i < pipeline_.batches_per_epoch(); ++i) {
+  const std::int64_t batches = pipeline_.batches_per_epoch();
+  if (scored) scored(0, batches, 0);
+  for (std::int64_t i = 0; i < batches; ++i) {
     auto batch = feeder_.next();  // finished, on the device
     if (!batch) break;
     const auto& images = batch->images;
@@ -59,6 +62,7 @@ EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_acro
     top1 = top1.defined() ? top1 + batch_top1 : batch_top1;
     top5 = top5.defined() ? top5 + batch_top5 : batch_top5;
     seen += labels.size(0);
+    if (scored) scored(i + 1, batches, seen);
   }
   // One read of the device: [loss sum, top-1 hits, top-5 hits, examples].
   const auto options = at::TensorOptions().dtype(at::kDouble).device(device_);
@@ -78,7 +82,7 @@ EvalResult Evaluator::run(const Forward& forward, const SumAcrossRanks& sum_acro
 }
 
 EvalResult evaluate_model(Evaluator& evaluator, Model& model, const c10::Device& device, PrecisionMode precision,
-                          bool channels_last, const SumAcrossRanks& sum_across_ranks) {
+                          bool channels_last, const SumAcrossRanks& sum_across_ranks, const BatchesScored& scored) {
   model.eval();
   c10::InferenceMode inference;
   return evaluator.run(
@@ -86,7 +90,7 @@ EvalResult evaluate_model(Evaluator& evaluator, Model& model, const c10::Device&
         AutocastScope autocast(device.type(), precision);
         return model.forward(channels_last ? images.contiguous(at::MemoryFormat::ChannelsLast) : images);
       },
-      sum_across_ranks);
+      sum_across_ranks, scored);
 }
 
 std::map<std::string, double> eval_metrics(const EvalResult& result) {

@@ -27,6 +27,10 @@ struct EvalResult {
 using Forward = std::function<at::Tensor(const at::Tensor& images)>;
 // Sums a tensor in place over the ranks of a data-parallel job.
 using SumAcrossRanks = std::function<void(at::Tensor& sums)>;
+// Told `batches_done` of this rank's `batches`, and the images they held, at
+// the start (0) and after each batch is queued: for a progress line. It
+// reads nothing from the device, so on a GPU it runs ahead of the scoring.
+using BatchesScored = std::function<void(std::int64_t batches_done, std::int64_t batches, std::int64_t images)>;
 
 class Evaluator {
  public:
@@ -37,7 +41,8 @@ class Evaluator {
             const PipelineOptions& options);
   // One pass over the split (this rank's batches; with `sum_across_ranks`,
   // the result is the whole split's on every rank). Logits are scored in fp32.
-  EvalResult run(const Forward& forward, const SumAcrossRanks& sum_across_ranks = {});
+  EvalResult run(const Forward& forward, const SumAcrossRanks& sum_across_ranks = {},
+                 const BatchesScored& scored = {});
 
  private:
   const SampleSource source_;
@@ -50,7 +55,8 @@ class Evaluator {
 // mode, autocast in `precision`, images in channels_last when asked. The
 // model is left in eval mode.
 EvalResult evaluate_model(Evaluator& evaluator, Model& model, const c10::Device& device, PrecisionMode precision,
-                          bool channels_last, const SumAcrossRanks& sum_across_ranks = {});
+                          bool channels_last, const SumAcrossRanks& sum_across_ranks = {},
+                          const BatchesScored& scored = {});
 
 // The run-store metrics of a result: eval/top1, eval/top5 (with >= 5 classes), eval/loss.
 std::map<std::string, double> eval_metrics(const EvalResult& result);

@@ -100,6 +100,23 @@ void ProgressLine::update(const ProgressState& state, std::int64_t images) {
   draw(render(state));
 }
 
+void ProgressLine::evaluating(const std::string& label, std::int64_t batches_done, std::int64_t batches,
+                              std::int64_t images) {
+  const auto now = now_();
+  if (batches_done == 0) evaluation_start_ = last_evaluation_line_ = now;
+  if (!enabled_ || batches_done == 0) return;
+  const double elapsed = std::chrono::duration<double>(now - evaluation_start_).count();
+  const bool due = redraw_ ? std::chrono::duration<double>(now - last_draw_).count() >= 0.25
+                           : std::chrono::duration<double>(now - last_evaluation_line_).count() >= kEvaluationLineSeconds;
+  if (!due || batches_done >= batches) return;  // the result's line follows the last batch
+  last_draw_ = last_evaluation_line_ = now;
+  std::ostringstream line;
+  line << label << "  batch " << batches_done << "/" << batches << "  " << std::fixed << std::setprecision(0)
+       << (elapsed > 0 ? static_cast<double>(images) / elapsed : 0.0) << " img/s  ETA "
+       << format_duration(elapsed / static_cast<double>(batches_done) * static_cast<double>(batches - batches_done));
+  draw(line.str());
+}
+
 void ProgressLine::smooth_step_time(double window_seconds_per_step) {
   if (steps_seen_ <= kWarmupSteps) return;  // of this process: a resumed run warms up too
   if (smoothed_step_s_ == 0) {
@@ -120,6 +137,11 @@ void ProgressLine::message(const std::string& text) {
   out_ << text << "\n" << std::flush;
   line_open_ = false;
   restart_window();
+}
+
+void ProgressLine::clear() {
+  if (line_open_) out_ << "\r\033[K" << std::flush;
+  line_open_ = false;
 }
 
 void ProgressLine::finish() {

@@ -1,8 +1,10 @@
-// The live progress line: epoch, step, loss, images/s, ETA.
+// The live progress line: epoch, step, loss, images/s, ETA; during an
+// evaluation, its batches, images/s and ETA.
 //
 // On a terminal (or with [log] progress = "always") it is redrawn in place a
 // few times a second; otherwise (CI logs, pipes) one line is printed every
-// `log_every` steps.
+// `log_every` steps, and during an evaluation one every
+// kEvaluationLineSeconds, so a long one is never silent.
 #pragma once
 
 #include <chrono>
@@ -29,18 +31,26 @@ struct ProgressState {
 class ProgressLine {
  public:
   using Clock = std::chrono::steady_clock;
+  // Off a terminal, an evaluation's line at most this often: a CI log gets a
+  // line a minute of a VGG16 evaluation on a CPU, not one a batch.
+  static constexpr double kEvaluationLineSeconds = 30;
   // `now`: the clock (a test steps a fake one).
   ProgressLine(std::ostream& out, ProgressMode mode, std::int64_t log_every, bool out_is_terminal,
                std::function<Clock::time_point()> now = Clock::now);
 
   // Called after every step with that step's image count.
   void update(const ProgressState& state, std::int64_t images);
+  // An evaluation's progress: `batches_done` of `batches` (0 at its start),
+  // `images` scored so far; `label` names it ("eval after epoch 3").
+  void evaluating(const std::string& label, std::int64_t batches_done, std::int64_t batches, std::int64_t images);
   // Prints a line that stays (eval results, a warning), keeping the progress
   // line intact. The time since the last step (an evaluation, a checkpoint)
   // does not count as step time.
   void message(const std::string& text);
   // Ends the redrawn line, if any.
   void finish();
+  // Erases the redrawn line, if any: the result that follows says it all.
+  void clear();
 
   static std::string format_duration(double seconds);  // "1:02:03", "4:05"
 
@@ -65,6 +75,8 @@ class ProgressLine {
   double seconds_per_step_ = 0;   // the last window's, until the smoothed one starts
   double smoothed_step_s_ = 0;    // exponential moving average over windows; 0 until the first after warm-up
   bool line_open_ = false;
+  Clock::time_point evaluation_start_;  // of the evaluation evaluating() last began
+  Clock::time_point last_evaluation_line_;
 };
 
 }  // namespace orchestrate

@@ -104,6 +104,37 @@ TEST(ProgressLine, AlwaysRedrawsInPlaceOffATerminal) {
   EXPECT_EQ(out.str().rfind("\r\033[K", 0), 0u) << out.str();
 }
 
+// An evaluation of 10 batches of 32 images, each taking 4 s.
+std::string evaluation_lines(bool out_is_terminal, ProgressMode mode = ProgressMode::auto_detect) {
+  std::ostringstream out;
+  FakeClock clock;
+  ProgressLine progress(out, mode, /*log_every=*/5, out_is_terminal, [&] { return clock.now; });
+  progress.evaluating("eval after epoch 2", 0, 10, 0);
+  for (std::int64_t batch = 1; batch <= 10; ++batch) {
+    clock.advance(4);
+    progress.evaluating("eval after epoch 2", batch, 10, 32 * batch);
+  }
+  progress.message("eval after epoch 2 (step 40): top1 0.9000");
+  return out.str();
+}
+
+TEST(ProgressLine, AnEvaluationShowsItsBatchesRateAndEta) {
+  const std::string redrawn = evaluation_lines(/*out_is_terminal=*/true);
+  EXPECT_NE(redrawn.find("\r\033[Keval after epoch 2  batch 1/10  8 img/s  ETA 0:36"), std::string::npos) << redrawn;
+  EXPECT_NE(redrawn.find("batch 9/10  8 img/s  ETA 0:04"), std::string::npos) << redrawn;
+  EXPECT_EQ(redrawn.find("batch 10/10"), std::string::npos) << "the result's line follows the last batch";
+  EXPECT_NE(redrawn.find("\r\033[Keval after epoch 2 (step 40): top1 0.9000\n"), std::string::npos) << redrawn;
+}
+
+// Off a terminal a line every 30 s: at 32 s (batch 8), not one a batch.
+TEST(ProgressLine, OffATerminalALongEvaluationPrintsALineEveryHalfMinute) {
+  const std::string logged = evaluation_lines(/*out_is_terminal=*/false);
+  EXPECT_EQ(logged,
+            "eval after epoch 2  batch 8/10  8 img/s  ETA 0:08\n"
+            "eval after epoch 2 (step 40): top1 0.9000\n");
+  EXPECT_EQ(evaluation_lines(false, ProgressMode::never), "eval after epoch 2 (step 40): top1 0.9000\n");
+}
+
 TEST(ProgressLine, NeverModePrintsNothingButMessages) {
   std::ostringstream out;
   ProgressLine progress(out, ProgressMode::never, 1, false);

@@ -117,9 +117,12 @@ void TrainingRun::run_eval(std::int64_t epoch) {
   const DeviceBusy::Pause evaluating(device_busy_);
   strategy_->share_buffers(*c().model);
   const auto start = Clock::now();
-  const EvalResult r = evaluate_model(*input_.evaluator, *c().model, run_.compute.device, s().precision.mode,
-                                      run_.compute.channels_last,
-                                      strategy_->sum_across_ranks());
+  const std::string label = "eval after epoch " + std::to_string(epoch);
+  const EvalResult r = evaluate_model(
+      *input_.evaluator, *c().model, run_.compute.device, s().precision.mode, run_.compute.channels_last,
+      strategy_->sum_across_ranks(), [&](std::int64_t done, std::int64_t batches, std::int64_t images) {
+        console_.progress().evaluating(label, done, batches, images);
+      });
   c().model->train();
   MetricValues metrics;
   for (const auto& [name, value] : eval_metrics(r)) {
