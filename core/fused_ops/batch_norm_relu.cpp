@@ -1,6 +1,7 @@
 #include "batch_norm_relu.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Context.h>
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
@@ -75,6 +76,8 @@ std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tens
   if (!aligned(x) || (residual.defined() && !aligned(residual))) {
     return "the input or the residual does not start on a " + std::to_string(kAlignmentBytes) + "-byte boundary";
   }
+  // torch.backends.cudnn.enabled = False, as LibTorch's own batch norm honours it.
+  if (!at::globalContext().userEnabledCuDNN()) return "cuDNN is switched off";
   if (!x.is_cuda()) return "the input is not on a CUDA device";
   if (refused_calls().contains(x, residual)) return "cuDNN refused this shape earlier";
   return why_cudnn_cannot_fuse();

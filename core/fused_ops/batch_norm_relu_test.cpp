@@ -105,6 +105,9 @@ TEST(BatchNormRelu, NamesWhatTheFusedKernelsDoNotTake) {
   nn::BatchNorm2d plain(nn::BatchNorm2dOptions(8).affine(false));
   EXPECT_EQ(why_not_fused(*plain, fits, at::Tensor()),
             "the batch norm has no affine parameters or running statistics");
+  at::globalContext().setUserEnabledCuDNN(false);
+  EXPECT_EQ(why_not_fused(*norm, fits, at::Tensor()), "cuDNN is switched off");
+  at::globalContext().setUserEnabledCuDNN(true);
   norm->eval();
   EXPECT_EQ(why_not_fused(*norm, fits, at::Tensor()), "the module is in evaluation mode");
 }
