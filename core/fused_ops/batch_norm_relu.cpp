@@ -14,13 +14,8 @@
 namespace orchestrate::fused_ops {
 namespace {
 
-// The fused NHWC kernels read channels in groups of four, with vector loads.
+// The fused NHWC kernels read channels in groups of four (and start on kAlignmentBytes).
 constexpr std::int64_t kChannelMultiple = 4;
-constexpr std::uintptr_t kAlignmentBytes = 16;
-
-bool aligned(const at::Tensor& tensor) {
-  return reinterpret_cast<std::uintptr_t>(tensor.const_data_ptr()) % kAlignmentBytes == 0;
-}
 
 RefusedCalls& refused_calls() {
   static RefusedCalls calls;

@@ -185,7 +185,9 @@ class FusedBatchNormRelu : public torch::autograd::Function<FusedBatchNormRelu> 
     const c10::cuda::CUDAGuard device(x.device());
     // The gradient of an output reached by a broadcast (a pooled head) is
     // not dense; cuDNN reads packed NHWC.
-    const at::Tensor dy = output_gradients[0].to(at::kHalf).contiguous(at::MemoryFormat::ChannelsLast);
+    // ... and a view that is packed may still start off the kernels' boundary.
+    at::Tensor dy = output_gradients[0].to(at::kHalf).contiguous(at::MemoryFormat::ChannelsLast);
+    if (!aligned(dy)) dy = dy.clone(at::MemoryFormat::ChannelsLast);
     const cudnnBatchNormOps_t ops = ops_for(adds);
     const Descriptors descriptors(x);
     cudnnHandle_t handle = handle_on_current_stream(cudnn);

@@ -6,9 +6,16 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <stdexcept>
 
 namespace orchestrate::fused_ops {
+
+// The fused NHWC kernels read with vector loads: each tensor starts on this boundary.
+inline constexpr std::uintptr_t kAlignmentBytes = 16;
+inline bool aligned(const at::Tensor& tensor) {
+  return reinterpret_cast<std::uintptr_t>(tensor.const_data_ptr()) % kAlignmentBytes == 0;
+}
 
 // The fused call cannot run (the input is not on a CUDA device, or cuDNN
 // returned a status other than success before the forward wrote anything,
