@@ -49,6 +49,20 @@ c10::cuda::CUDAStream as_cuda(const c10::Stream& stream) {
   return c10::cuda::CUDAStream(c10::cuda::CUDAStream::UNCHECKED, stream);
 }
 
+// cudaGetLastError clears only its caller's error. A cuBLAS or cuDNN call
+// that failed in a broken capture during backward returns its own status
+// and may leave its launch's error on autograd's device thread, where the
+// eager backward's first launch check would throw it. A tiny backward
+// there meets it (and clears it) instead.
+void clear_autograd_thread_error(c10::DeviceIndex device) {
+  try {
+    const at::AutoGradMode grad(true);
+    auto probe = at::ones({1}, at::TensorOptions().device(c10::Device(c10::kCUDA, device))).requires_grad_();
+    probe.mul(2).sum().backward();
+  } catch (const std::exception&) {
+  }
+}
+
 // Puts back what a capture that did not end leaves behind, so the eager
 // step can go on. capture_begin put the device's default random generator
 // in capture mode and opened pools in the device and host allocators; only
@@ -85,6 +99,7 @@ void undo_failed_capture(const c10::cuda::CUDAStream& stream, c10::DeviceIndex d
   } catch (const std::exception&) {
   }
   (void)cudaGetLastError();  // the failed call's error is the event's, not the next kernel's
+  clear_autograd_thread_error(device);
 }
 
 }  // namespace
