@@ -232,16 +232,17 @@ TEST(ModelFlopsUtilisation, APeakARunOutrunsIsMeasuredAgainAndReplaced) {
 // a note, never a failed run.
 TEST(ModelFlopsUtilisation, ANewStoreTakesTheHostsPeakAndADamagedCacheIsPassedOver) {
   ScratchDir dir;
+  // 12 steps: a run of 10 or fewer is not judged, and the verdict's advice is checked.
   const std::string recipe = dir.write("tiny.toml", R"(schema_version = 1
 [run]
 device = "cpu"
 batch_size = 8
-max_steps = 2
+max_steps = 12
 [data]
 plugin = "mock"
 height = 28
 width = 28
-train_size = 64
+train_size = 128
 test_size = 16
 [preprocessing]
 plugin = "none"

@@ -105,9 +105,10 @@ void ProgressLine::evaluating(const std::string& label, std::int64_t batches_don
   const auto now = now_();
   if (batches_done == 0) evaluation_start_ = last_evaluation_line_ = now;
   if (!enabled_ || batches_done == 0) return;
-  const double elapsed = std::chrono::duration<double>(now - evaluation_start_).count();
-  const bool due = redraw_ ? std::chrono::duration<double>(now - last_draw_).count() >= 0.25
-                           : std::chrono::duration<double>(now - last_evaluation_line_).count() >= kEvaluationLineSeconds;
+  const auto seconds_since = [&](Clock::time_point then) { return std::chrono::duration<double>(now - then).count(); };
+  const double elapsed = seconds_since(evaluation_start_);
+  const bool due = redraw_ ? seconds_since(last_draw_) >= 0.25
+                           : seconds_since(last_evaluation_line_) >= kEvaluationLineSeconds;
   if (!due || batches_done >= batches) return;  // the result's line follows the last batch
   last_draw_ = last_evaluation_line_ = now;
   std::ostringstream line;
