@@ -119,10 +119,12 @@ TEST(EvalCli, EvalOfTheEndCheckpointReproducesTheRunsFinalEvaluation) {
   EXPECT_EQ(event_of(store, 4, "evaluates"), "weights file " + weights + " (no training run)");
 
   // Other evaluation batches sum the loss in another order: equal only to
-  // rounding. Top-1 counts hits, which batching does not change.
-  const auto rebatched =
-      run_orchestrate("eval " + recipe + " --checkpoint 1 --db " + db + " --set eval.batch_size=7");
+  // rounding. Top-1 counts hits, which batching does not change. Its
+  // progress (on stderr) shows from the first of its 29 batches.
+  const auto rebatched = run_orchestrate("eval " + recipe + " --checkpoint 1 --db " + db +
+                                         " --set eval.batch_size=7 --set 'log.progress=\"always\"'");
   ASSERT_EQ(rebatched.exit_code, 0) << rebatched.output;
+  EXPECT_TRUE(contains(rebatched.output, "\r\033[Keval  batch 1/29  ")) << rebatched.output;
   const auto eval_rebatched = store.find_run("5");
   ASSERT_TRUE(eval_rebatched);
   EXPECT_EQ(eval_rebatched->final_metrics.at("eval/top1"), trained->final_metrics.at("eval/top1"));
@@ -138,6 +140,21 @@ TEST(EvalCli, EvalOfTheEndCheckpointReproducesTheRunsFinalEvaluation) {
   EXPECT_TRUE(contains(runs.output, "\n1,eval_cli,train,,finished,")) << runs.output;
   const auto people = run_orchestrate("runs --db " + db);
   EXPECT_TRUE(contains(people.output, "eval of 1")) << people.output;
+}
+
+// A training run's evaluation takes over its progress line from its first
+// batch (4 of 64 images for the 200) until its result's line.
+TEST(EvalCli, ATrainingRunsEvaluationShowsItsProgress) {
+  ScratchDir dir;
+  const auto recipe = dir.write("eval.toml", kRecipe);
+  const auto trained = run_orchestrate("run " + recipe + " --db " + dir.file("runs.db") +
+                                       " --set run.epochs=1 --set 'log.progress=\"always\"'");
+  ASSERT_EQ(trained.exit_code, 0) << trained.output;
+  const auto progress = trained.output.find("\r\033[Keval after epoch 1  batch 1/4  ");
+  const auto result = trained.output.find("\r\033[Keval after epoch 1 (step 16): top1 ");
+  EXPECT_NE(progress, std::string::npos) << trained.output;
+  EXPECT_NE(result, std::string::npos) << trained.output;
+  EXPECT_LT(progress, result) << trained.output;
 }
 
 TEST(EvalCli, RefusalsAreOneLineWithTheirExitCodeAndRecordNoRun) {

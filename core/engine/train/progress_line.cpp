@@ -107,7 +107,8 @@ void ProgressLine::evaluating(const std::string& label, std::int64_t batches_don
   if (!enabled_ || batches_done == 0) return;
   const auto seconds_since = [&](Clock::time_point then) { return std::chrono::duration<double>(now - then).count(); };
   const double elapsed = seconds_since(evaluation_start_);
-  const bool due = redraw_ ? seconds_since(last_draw_) >= 0.25
+  // Redrawn: at once at the first batch (the line says an evaluation began), then a few times a second.
+  const bool due = redraw_ ? batches_done == 1 || seconds_since(last_draw_) >= 0.25
                            : seconds_since(last_evaluation_line_) >= kEvaluationLineSeconds;
   if (!due || batches_done >= batches) return;  // the result's line follows the last batch
   last_draw_ = last_evaluation_line_ = now;
