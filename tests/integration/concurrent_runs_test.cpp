@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "command_runner.h"
+#include "small_lenet_recipe.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -167,26 +168,7 @@ TEST(ConcurrentRuns, FourRunsWritingOneStoreLoseNoRowsWhileQueriesRead) {
 // weights.
 TEST(ConcurrentRuns, TwoStoresInOneDirectoryKeepTheirCheckpointsApart) {
   ScratchDir dir;
-  const std::string recipe = dir.write("two.toml", R"(schema_version = 1
-[run]
-batch_size = 8
-max_steps = 4
-threads = 1
-[data]
-plugin = "mock"
-channels = 1
-height = 28
-width = 28
-train_size = 64
-test_size = 16
-[model]
-plugin = "lenet"
-[optimizer]
-plugin = "sgd"
-lr = 0.01
-[eval]
-enabled = false
-)");
+  const std::string recipe = dir.write("two.toml", small_lenet_recipe("max_steps = 4\n", "sgd", ""));
   // Different seeds: different weights, so a checkpoint says whose it is.
   auto first = std::async(std::launch::async, [&] {
     return run_orchestrate("run " + recipe + " --quiet --set run.seed=1 --db " + dir.file("a.db"));

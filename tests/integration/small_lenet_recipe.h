@@ -1,5 +1,5 @@
-// The recipe the plugin tests here train: LeNet on 64 mock 28x28 images,
-// batch 8, one thread, evaluation off. `run_keys` are added to [run],
+// A small recipe tests train: LeNet on 64 mock 28x28 images, batch 8, one
+// thread, evaluation off. `run_keys` are added to [run],
 // `optimizer` is the plugin of [optimizer] (lr 0.01), and `tables` follow.
 #pragma once
 
