@@ -5,7 +5,6 @@
 #include <c10/core/ScalarType.h>
 
 #include <cstdint>
-#include <iostream>
 
 #include "cudnn_batch_norm_relu.h"
 #include "cudnn_library.h"
@@ -16,19 +15,6 @@ namespace {
 
 // The fused NHWC kernels read channels in groups of four (and start on kAlignmentBytes).
 constexpr std::int64_t kChannelMultiple = 4;
-
-RefusedCalls& refused_calls() {
-  static RefusedCalls calls;
-  return calls;
-}
-
-// "[2, 8, 3, 3]". Core's shape_text lives in its checkpoint library, which
-// this SDK part (linked into plugins) does not link.
-std::string shape_of(const at::Tensor& tensor) {
-  std::string text = "[";
-  for (std::int64_t d = 0; d < tensor.dim(); ++d) text += (d ? ", " : "") + std::to_string(tensor.size(d));
-  return text + "]";
-}
 
 at::Tensor unfused(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x, const at::Tensor& residual) {
   at::Tensor y = norm.forward(x);
@@ -74,7 +60,7 @@ std::string why_not_fused(const torch::nn::BatchNorm2dImpl& norm, const at::Tens
   // torch.backends.cudnn.enabled = False, as LibTorch's own batch norm honours it.
   if (!at::globalContext().userEnabledCuDNN()) return "cuDNN is switched off";
   if (!x.is_cuda()) return "the input is not on a CUDA device";
-  if (refused_calls().contains(x, residual)) return "cuDNN refused this shape earlier";
+  if (refused_calls().contains(x, residual.defined())) return "cuDNN refused this shape earlier";
   return why_cudnn_cannot_fuse();
 }
 
@@ -89,11 +75,7 @@ at::Tensor batch_norm_relu(torch::nn::BatchNorm2dImpl& norm, const at::Tensor& x
                                  norm.options.eps());
   } catch (const CudnnRefused& refused) {
     norm.num_batches_tracked.sub_(1);  // the unfused forward counts this batch
-    if (refused_calls().add(x, residual)) {
-      std::cerr << "orchestrate: fused batch norm + ReLU off for input " << shape_of(x)
-                << (residual.defined() ? " + residual" : "") << ": " << refused.what()
-                << "; the unfused kernels run for that shape\n";
-    }
+    note_refusal(x, residual.defined(), refused.what());
     return unfused(norm, x, residual);
   }
 }

@@ -4,6 +4,7 @@
 // kernels do not take. The fused kernels themselves need a GPU:
 // fused_ops_cuda_check (scripts/bench/gpu_checks fusedbn).
 #include "batch_norm_relu.h"
+#include "batch_norm_relu_backward.h"
 #include "cudnn_batch_norm_relu.h"
 #include "cudnn_library.h"
 #include "refused_calls.h"
@@ -136,12 +137,48 @@ TEST(BatchNormRelu, ARefusalIsKeptForThatShapeAlone) {
   RefusedCalls refused;
   const at::Tensor stem = at::empty({4, 64, 112, 112}, at::kHalf);
   const at::Tensor block = at::empty({4, 256, 56, 56}, at::kHalf);
-  EXPECT_TRUE(refused.add(stem, at::Tensor()));
-  EXPECT_FALSE(refused.add(stem, at::Tensor())) << "said once";
-  EXPECT_TRUE(refused.contains(at::empty({4, 64, 112, 112}, at::kHalf), at::Tensor()));
-  EXPECT_FALSE(refused.contains(stem, stem)) << "the same shape with the residual added is another call";
-  EXPECT_FALSE(refused.contains(block, at::Tensor()));
-  EXPECT_FALSE(refused.contains(at::empty({2, 64, 112, 112}, at::kHalf), at::Tensor())) << "another batch";
+  EXPECT_TRUE(refused.add(stem, false));
+  EXPECT_FALSE(refused.add(stem, false)) << "said once";
+  EXPECT_TRUE(refused.contains(at::empty({4, 64, 112, 112}, at::kHalf), false));
+  EXPECT_FALSE(refused.contains(stem, true)) << "the same shape with the residual added is another call";
+  EXPECT_FALSE(refused.contains(block, false));
+  EXPECT_FALSE(refused.contains(at::empty({2, 64, 112, 112}, at::kHalf), false)) << "another batch";
+}
+
+// The way back when cuDNN refuses the fused backward: from the forward's
+// output and the batch statistics it saved (as cuDNN saves them), LibTorch's
+// kernels give autograd's gradients of relu(batch_norm(x) + residual), in
+// float32 and in the fused path's float16 channels-last.
+TEST(BatchNormRelu, TheUnfusedBackwardGivesAutogradsGradients) {
+  for (const at::ScalarType type : {at::kFloat, at::kHalf}) {
+    for (const bool adds : {false, true}) {
+      SCOPED_TRACE(std::string(c10::toString(type)) + (adds ? " with the residual" : " without"));
+      auto norm = norm_with_statistics(8, 5);
+      at::manual_seed(13);
+      const auto layout = at::MemoryFormat::ChannelsLast;
+      const at::Tensor x = at::randn({4, 8, 5, 5}).to(type).contiguous(layout).requires_grad_();
+      const at::Tensor residual = at::randn({4, 8, 5, 5}).to(type).contiguous(layout).requires_grad_();
+      const at::Tensor weight = norm->weight.detach().clone().requires_grad_();
+      const at::Tensor bias = norm->bias.detach().clone().requires_grad_();
+      const double eps = 1e-5;
+
+      auto [normed, saved_mean, saved_inverse_std] = at::native_batch_norm(
+          x, weight, bias, norm->running_mean.clone(), norm->running_var.clone(), true, 0.1, eps);
+      const at::Tensor y = (adds ? normed + residual : normed).relu();
+      ASSERT_GT(y.eq(0).sum().item<std::int64_t>(), 0) << "the ReLU cut some values";
+      const at::Tensor dy = at::randn(y.sizes()).to(type).contiguous(layout);
+      (y.to(at::kFloat) * dy.to(at::kFloat)).sum().backward();
+
+      const BatchNormReluGradients got = unfused_batch_norm_relu_backward(
+          dy, x.detach(), y.detach(), norm->weight.detach(), saved_mean, saved_inverse_std, eps, adds);
+      const double tolerance = type == at::kHalf ? 1e-2 : 1e-5;
+      EXPECT_TRUE(at::allclose(got.x.to(at::kFloat), x.grad().to(at::kFloat), tolerance, tolerance));
+      EXPECT_TRUE(at::allclose(got.weight, weight.grad(), tolerance, tolerance));
+      EXPECT_TRUE(at::allclose(got.bias, bias.grad(), tolerance, tolerance));
+      EXPECT_EQ(got.residual.defined(), adds);
+      if (adds) EXPECT_TRUE(at::allclose(got.residual.to(at::kFloat), residual.grad().to(at::kFloat), tolerance, tolerance));
+    }
+  }
 }
 
 // Needs no GPU: the CUDA LibTorch every build uses has loaded its cuDNN, and

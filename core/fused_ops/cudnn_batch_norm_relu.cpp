@@ -11,8 +11,9 @@
 #include <optional>
 #include <string>
 
+#include "batch_norm_relu_backward.h"
 #include "cudnn_library.h"
-#include "orchestrate/error.h"
+#include "refused_calls.h"
 
 namespace orchestrate::fused_ops {
 namespace {
@@ -153,19 +154,25 @@ class FusedBatchNormRelu : public torch::autograd::Function<FusedBatchNormRelu> 
         running_mean.data_ptr(), running_var.data_ptr(), eps, saved_mean.data_ptr(), saved_inverse_std.data_ptr(),
         descriptors.relu, workspace.data_ptr(), workspace_size, reserve.data_ptr(), reserve_size),
           "cudnnBatchNormalizationForwardTrainingEx");
+    // Written in place behind autograd's back: counted as at::batch_norm's
+    // in-place update of them is, so a tensor saved from them earlier is
+    // found stale, not silently read.
+    torch::autograd::impl::bump_version(running_mean);
+    torch::autograd::impl::bump_version(running_var);
     context->save_for_backward({x, y, weight, bias, saved_mean, saved_inverse_std, reserve});
     context->saved_data["eps"] = eps;
     context->saved_data["adds"] = adds;
     return y;
   }
 
-  // The forward ran fused, so there is no unfused way back: a refusal here is an Error saying how to avoid it.
+  // The forward ran fused; a backward cuDNN refuses takes LibTorch's
+  // kernels from what the forward saved, and the shape runs unfused from
+  // the next forward on.
   static tensor_list backward(AutogradContext* context, tensor_list output_gradients) {
     try {
       return fused_backward(context, output_gradients);
     } catch (const CudnnRefused& refused) {
-      throw Error(std::string("fused batch norm + ReLU backward: ") + refused.what() +
-                  "; set [model] fuse_norm_relu = false to train without it");
+      return unfused_backward(context, output_gradients, refused.what());
     }
   }
 
@@ -209,6 +216,19 @@ class FusedBatchNormRelu : public torch::autograd::Function<FusedBatchNormRelu> 
                          reserve.data_ptr(), reserve.numel()),
           "cudnnBatchNormalizationBackwardEx");
     return {dx, dresidual, dweight, dbias, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+
+  static tensor_list unfused_backward(AutogradContext* context, const tensor_list& output_gradients,
+                                      const std::string& refusal) {
+    const auto saved = context->get_saved_variables();
+    const bool adds = context->saved_data["adds"].toBool();
+    note_refusal(saved[0], adds, std::string("backward: ") + refusal);
+    const c10::cuda::CUDAGuard device(saved[0].device());
+    const BatchNormReluGradients gradients =
+        unfused_batch_norm_relu_backward(output_gradients[0], saved[0], saved[1], saved[2], saved[4], saved[5],
+                                         context->saved_data["eps"].toDouble(), adds);
+    return {gradients.x, gradients.residual, gradients.weight, gradients.bias,
+            at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 

@@ -30,7 +30,8 @@ struct CudnnRefused : std::runtime_error {
 // weight, bias, running_mean and running_var float32 of x's channels. The
 // running statistics are updated in place by `exponential_average_factor`
 // (the momentum), with the unbiased batch variance, as at::batch_norm does.
-// Differentiable in x, residual, weight and bias.
+// Differentiable in x, residual, weight and bias; a backward cuDNN refuses
+// runs LibTorch's kernels instead (batch_norm_relu_backward.h).
 at::Tensor cudnn_batch_norm_relu(const at::Tensor& x, const at::Tensor& residual, const at::Tensor& weight,
                                  const at::Tensor& bias, const at::Tensor& running_mean,
                                  const at::Tensor& running_var, double exponential_average_factor, double eps);
