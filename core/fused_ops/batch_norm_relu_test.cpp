@@ -176,7 +176,9 @@ TEST(BatchNormRelu, TheUnfusedBackwardGivesAutogradsGradients) {
       EXPECT_TRUE(at::allclose(got.weight, weight.grad(), tolerance, tolerance));
       EXPECT_TRUE(at::allclose(got.bias, bias.grad(), tolerance, tolerance));
       EXPECT_EQ(got.residual.defined(), adds);
-      if (adds) EXPECT_TRUE(at::allclose(got.residual.to(at::kFloat), residual.grad().to(at::kFloat), tolerance, tolerance));
+      if (adds) {
+        EXPECT_TRUE(at::allclose(got.residual.to(at::kFloat), residual.grad().to(at::kFloat), tolerance, tolerance));
+      }
     }
   }
 }
