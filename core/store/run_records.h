@@ -53,7 +53,9 @@ struct RunSummary {
   std::int64_t id = 0;
   std::string name, status, device;  // status: to_string() of a RunStatus, "lost" included
   std::string started_at, ended_at;  // ISO-8601 UTC ("2025-01-31T12:00:00.123Z"); ended_at "" while running or lost
-  double duration_s = 0;  // ended_at - started_at; time so far while running; last_seen_at - started_at when lost
+  // ended_at - started_at; time so far while running; last_seen_at - started_at
+  // when lost; less the time it was stopped before each resume (paused_s)
+  double duration_s = 0;
   std::map<std::string, double> final_metrics;  // last value (highest step) of each metric
   std::string error;                            // why a run failed; "" otherwise
   std::string last_seen_at;       // its last heartbeat (its start if it never beat); ISO-8601 UTC

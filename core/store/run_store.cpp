@@ -352,7 +352,10 @@ void RunStore::resume_run(std::int64_t run_id, std::int64_t from_step, const std
     const int checkpoints = delete_after_step(s.db, "checkpoints", run_id, from_step);
 
     SQLite::Statement take_up(s.db,
-                              "UPDATE runs SET status = 'running', ended_at = NULL, error = '', pid = ?,"
+                              "UPDATE runs SET status = 'running',"
+                              " paused_s = paused_s + max(0, (julianday('now') - julianday(coalesce(ended_at, "
+                              ORCHESTRATE_SQL_LAST_SEEN "))) * 86400.0),"
+                              " ended_at = NULL, error = '', pid = ?,"
                               " host = coalesce(nullif(?, ''), host), heartbeat_at = " ORCHESTRATE_SQL_NOW
                               ", resumed_count = resumed_count + 1 WHERE id = ?");
     take_up.bind(1, static_cast<std::int64_t>(::getpid()));

@@ -285,6 +285,30 @@ TEST(RunStoreResumeTest, ResumeDiscardsWhatComesAfterTheCheckpointAndSaysSo) {
   EXPECT_EQ(store.find_run(std::to_string(id))->status, "finished");
 }
 
+// A run's duration is the time it ran: the time between its end (or, lost,
+// its last heartbeat) and a resume is not in it, however long the wait.
+TEST(RunStoreResumeTest, TheTimeARunWasStoppedIsNotInItsDuration) {
+  ScratchDir dir;
+  const std::string path = dir.file("runs.db");
+  RunStore store(path);
+  const auto ended = store.begin_run(sample_run());
+  store.finish_run(ended, RunStatus::interrupted, "SIGINT");
+  set_run_row(path, ended, "started_at = '2025-01-31T12:00:00.000Z', ended_at = '2025-01-31T12:01:40.000Z'");
+  const auto lost = store.begin_run(sample_run("elsewhere"));
+  set_run_row(path, lost, "started_at = '2025-01-31T12:00:00.000Z', heartbeat_at = '2025-01-31T12:00:30.000Z'");
+  ASSERT_EQ(store.find_run(std::to_string(lost))->status, "lost");
+
+  for (const auto& [id, ran] : {std::pair{ended, 100.0}, std::pair{lost, 30.0}}) {
+    store.resume_run(id, 0, "resumed a year later");
+    EXPECT_NEAR(store.find_run(std::to_string(id))->duration_s, ran, 5.0) << "running again";
+    store.finish_run(id, RunStatus::finished);
+    const auto run = store.find_run(std::to_string(id));
+    EXPECT_NEAR(run->duration_s, ran, 5.0) << "run " << id << " ran " << ran << " s, then a moment after the resume";
+    EXPECT_GE(run->duration_s, ran);
+  }
+  EXPECT_EQ(store.find_runs(RunFilter{.sort_by = "duration"}).front().id, ended) << "sorted by the time they ran";
+}
+
 TEST(RunStoreResumeTest, RefusesARunSomeoneIsStillTraining) {
   ScratchDir dir;
   const std::string path = dir.file("runs.db");

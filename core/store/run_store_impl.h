@@ -46,10 +46,10 @@ inline constexpr std::chrono::seconds kFinishRetryLimit{30};
 // columns after these and then "FROM runs ...".
 inline constexpr const char* kSummaryColumns =
     "SELECT id, name, status, device, started_at, coalesce(ended_at, ''),"
-    " round((julianday(coalesce(ended_at, 'now')) - julianday(started_at)) * 86400.0, 3), error,"
+    " round((julianday(coalesce(ended_at, 'now')) - julianday(started_at)) * 86400.0 - paused_s, 3), error,"
     " pid, host, " ORCHESTRATE_SQL_LAST_SEEN ","
     " (julianday('now') - julianday(" ORCHESTRATE_SQL_LAST_SEEN ")) * 86400.0,"
-    " round((julianday(" ORCHESTRATE_SQL_LAST_SEEN ") - julianday(started_at)) * 86400.0, 3),"
+    " round((julianday(" ORCHESTRATE_SQL_LAST_SEEN ") - julianday(started_at)) * 86400.0 - paused_s, 3),"
     " resumed_count, recipe_path, kind, coalesce(source_run_id, 0)";
 
 // Holds the connection, its prepared statements (compiled once: parsing SQL

@@ -132,7 +132,7 @@ std::vector<RunSummary> RunStore::find_runs(const RunFilter& filter) const {
     const bool limit_after_reading =
         filter.status == to_string(RunStatus::running) || filter.status == to_string(RunStatus::lost);
     std::string sql = kSummaryColumns;
-    sql += ", (julianday(coalesce(ended_at, 'now')) - julianday(started_at)) AS duration_order";
+    sql += ", (julianday(coalesce(ended_at, 'now')) - julianday(started_at)) * 86400.0 - paused_s AS duration_order";
     if (is_metric_sort(filter.sort_by)) {
       // Served by the index metrics_by_run (run_id, name, step).
       sql += ", (SELECT value FROM metrics WHERE run_id = runs.id AND name = ? ORDER BY step DESC, id DESC LIMIT 1)"

@@ -242,3 +242,10 @@ CREATE TABLE run_imports (
   imported_at   TEXT    NOT NULL,  -- ISO-8601 UTC, the last import
   UNIQUE (source, source_run_id)
 );
+
+-- migration: 9
+-- Seconds a resumed run was stopped: from its end (or, lost, its last sign of
+-- life) to each resume. Its duration leaves them out, so a run interrupted in
+-- the evening and resumed in the morning is as long as it ran, and so is one
+-- resumed when it had nothing left to train. Rows older than migration 9: 0.
+ALTER TABLE runs ADD COLUMN paused_s REAL NOT NULL DEFAULT 0;
