@@ -6,6 +6,7 @@
 #include "engine/recipe/core_tables.h"
 #include "orchestrate/error.h"
 #include "orchestrate/registry.h"
+#include "orchestrate/shell_word.h"
 #include "store/run_store.h"
 
 namespace orchestrate {
@@ -13,6 +14,9 @@ namespace orchestrate {
 namespace fs = std::filesystem;
 
 namespace {
+
+// A key one recipe has and the other lacks (an [[hooks]] entry added, say).
+constexpr const char* kUnsetValue = "(unset)";
 
 // A key a changed value of which leaves the training trajectory alone: a
 // core key or [[hooks]] entry by its table's spec (resume_safe_key), or a
@@ -83,11 +87,11 @@ std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, c
   std::map<std::string, std::pair<std::string, std::string>> changed;  // key -> (old, new)
   for (const auto& [key, value] : checkpoint.recipe_params) {
     auto it = now.find(key);
-    const std::string current = it == now.end() ? "(unset)" : it->second;
+    const std::string current = it == now.end() ? kUnsetValue : it->second;
     if (current != value) changed[key] = {value, current};
   }
   for (const auto& [key, value] : now)
-    if (!checkpoint.recipe_params.count(key)) changed[key] = {"(unset)", value};
+    if (!checkpoint.recipe_params.count(key)) changed[key] = {kUnsetValue, value};
 
   std::vector<std::string> allowed;
   const auto old_batch = checkpoint.recipe_params.find("run.batch_size");
@@ -106,13 +110,27 @@ std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, c
                       " (global batch " + std::to_string(global) + " kept, run.batch_size " + old_batch->second +
                       " -> " + std::to_string(batch) + ")");
   }
+  // Every change that would alter the trajectory, in one line, with the
+  // arguments that put the checkpoint's values back.
+  std::vector<std::string> refused;
+  std::string restore;
   for (const auto& [key, values] : changed) {
     const std::string what = key + ": " + values.first + " -> " + values.second;
-    if (!safe_to_change(key, recipe, registry))
-      throw RecipeError(recipe.path + ": cannot resume from " + checkpoint_path + ": " + what +
-                        " changes the training trajectory; restore it, or start a new run from these weights with "
-                        "[checkpoint] init_from = \"" + checkpoint_path + "\"");
-    allowed.push_back(what);
+    if (safe_to_change(key, recipe, registry)) {
+      allowed.push_back(what);
+      continue;
+    }
+    refused.push_back(what);
+    restore += (restore.empty() ? "" : " ") + (values.first == kUnsetValue ? "drop the --set of " + key
+                                                                           : "--set " + shell_word(key + "=" + values.first));
+  }
+  if (!refused.empty()) {
+    std::string list;
+    for (const auto& what : refused) list += (list.empty() ? "" : "; ") + what;
+    throw RecipeError(recipe.path + ": cannot resume from " + checkpoint_path + ": " + list +
+                      (refused.size() == 1 ? " changes" : " change") + " the training trajectory; resume with the " +
+                      "checkpoint's values (" + restore + "), or start a new run from these weights with " +
+                      "[checkpoint] init_from = \"" + checkpoint_path + "\"");
   }
   return allowed;
 }

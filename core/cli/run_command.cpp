@@ -42,7 +42,9 @@ namespace {
 
 // `files_removed`: a finished smoke run's checkpoints and exports, in its
 // scratch directory, are removed next; their paths are not printed.
-void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunStore& store, bool files_removed) {
+// `resume_command`: the user's command without --resume, to which --resume ID continues the run.
+void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunStore& store, bool files_removed,
+                   const std::string& resume_command) {
   std::cout << "run " << outcome.run_id << " '" << recipe.run_name() << "' " << to_string(outcome.status) << " after "
             << outcome.steps << " steps in " << std::fixed << std::setprecision(1) << outcome.wall_s << " s\n";
   std::string metrics;
@@ -57,7 +59,7 @@ void print_outcome(const TrainOutcome& outcome, const Recipe& recipe, const RunS
   if (!outcome.checkpoint.empty() && !files_removed) std::cout << "checkpoint " << outcome.checkpoint << "\n";
   if (!outcome.exported.empty() && !files_removed) std::cout << "serving export " << outcome.exported << "\n";
   if (outcome.status == RunStatus::interrupted && !outcome.checkpoint.empty())
-    std::cout << "continue it with --resume: orchestrate run " << recipe.path << " --resume " << outcome.run_id << "\n";
+    std::cout << "continue it with --resume: " << resume_command << " --resume " << outcome.run_id << "\n";
   std::cout << "recorded in " << store.path() << "\n\n";
   if (auto summary = store.find_run(std::to_string(outcome.run_id))) {
     const ThroughputRow row = throughput_of(store, *summary);
@@ -287,7 +289,9 @@ int run_command(const std::vector<std::string>& arguments) {
   }
   const TrainOutcome outcome = train(recipe, registry, scratch ? scratch->store() : store, train_options);
   if (leader && wants_json(values)) print_outcome_json(outcome, recipe, store);
-  else if (leader) print_outcome(outcome, recipe, store, smoke_overrides && outcome.status == RunStatus::finished);
+  else if (leader)
+    print_outcome(outcome, recipe, store, smoke_overrides && outcome.status == RunStatus::finished,
+                  recorded_command_line(arguments_without(arguments, options, positional, "resume")));
   if (outcome.status == RunStatus::finished) remove_scratch(smoke_overrides);  // kept to look at otherwise
   return outcome.status == RunStatus::interrupted ? static_cast<int>(ExitCode::interrupted) : 0;
 }

@@ -4,6 +4,7 @@
 // gets one line and the documented exit code.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -166,7 +167,9 @@ TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
   ScratchDir dir;
   const auto recipe = dir.write("resume.toml", kRecipe);
   const auto reference_db = dir.file("reference/runs.db");
-  const auto reference = run_orchestrate("run " + recipe + " --db " + reference_db + " --quiet");
+  // Both with a --set, which the resume must repeat.
+  const std::string lr = " --set optimizer.lr=0.04";
+  const auto reference = run_orchestrate("run " + recipe + " --db " + reference_db + lr + " --quiet");
   ASSERT_EQ(reference.exit_code, 0) << reference.output;
   EXPECT_NE(reference.output.find("checkpoint " + dir.file("reference/checkpoints/runs.db/run-1/step-00000256")),
             std::string::npos)
@@ -174,9 +177,16 @@ TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
 
   // SIGINT once step rows show the run is training.
   const auto db = dir.file("runs.db");
-  const auto stopped = run_and_signal("run " + recipe + " --db " + db, db, "INT");
+  const auto stopped = run_and_signal("run " + recipe + " --db " + db + lr, db, "INT");
   ASSERT_NE(stopped.output.find("exit=130"), std::string::npos) << stopped.output;
-  EXPECT_NE(stopped.output.find("continue it with --resume"), std::string::npos) << stopped.output;
+  const std::string hint = "continue it with --resume: orchestrate ";
+  const auto said = stopped.output.find(hint);
+  ASSERT_NE(said, std::string::npos) << stopped.output;
+  const auto line_end = stopped.output.find('\n', said);
+  const std::string resume_command = stopped.output.substr(said + hint.size(), line_end - said - hint.size());
+  EXPECT_TRUE(resume_command.starts_with("run " + recipe + " --db " + db + lr) &&
+              resume_command.ends_with(" --resume 1"))
+      << "the user's own command: " << resume_command;
 
   const auto listed = run_orchestrate("checkpoints cli_resume --db " + db + " --format json");
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
@@ -185,7 +195,16 @@ TEST(CheckpointCli, CtrlCSavesAndResumeReachesTheUninterruptedWeights) {
   EXPECT_EQ(rows[0]["reason"], "signal");
   EXPECT_EQ(rows[0]["on_disk"], true);
 
-  const auto resumed = run_orchestrate("run " + recipe + " --db " + db + " --quiet --resume");
+  // Without the --set, every change is named in one line with what restores it.
+  const auto changed = run_orchestrate("run " + recipe + " --db " + db + " --quiet --resume --set run.seed=9");
+  EXPECT_EQ(changed.exit_code, 2) << changed.output;
+  EXPECT_EQ(std::count(changed.output.begin(), changed.output.end(), '\n'), 1) << changed.output;
+  EXPECT_NE(changed.output.find("optimizer.lr: 0.04 -> 0.05; run.seed: 42 -> 9 change the training trajectory; "
+                                "resume with the checkpoint's values (--set optimizer.lr=0.04 --set run.seed=42)"),
+            std::string::npos)
+      << changed.output;
+
+  const auto resumed = run_orchestrate(resume_command);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_NE(resumed.output.find("run 1 'cli_resume' finished after 256 steps"), std::string::npos) << resumed.output;
   EXPECT_EQ(final_weights(db, 1), final_weights(reference_db, 1));
