@@ -8,6 +8,7 @@
 #include "orchestrate/registry.h"
 #include "orchestrate/shell_word.h"
 #include "store/run_store.h"
+#include "store/sweep_records.h"
 
 namespace orchestrate {
 
@@ -74,6 +75,8 @@ std::string resolve_resume_target(const std::string& given, const Recipe& recipe
   const std::string recipe_key = same_file_key(recipe.path);
   for (const auto& run : store.list_runs()) {
     if (same_file_key(run.recipe_path) != recipe_key) continue;
+    // A sweep's trial is the sweep's to continue (`sweep --resume`), not this command's.
+    if (run.tags.count(kSweepIdTag)) continue;
     const std::string newest = newest_checkpoint_of(store, run.id);
     if (!newest.empty()) return newest;
   }

@@ -12,6 +12,9 @@
 
 namespace orchestrate {
 
+// The tag every trial's run carries: the id of its sweep.
+inline constexpr const char* kSweepIdTag = "sweep_id";
+
 struct SweepRecord {
   std::int64_t id = 0;  // set by begin_sweep
   std::string name, spec_path, spec, recipe_path, metric;

@@ -99,7 +99,7 @@ std::string SweepController::store_of(std::int64_t trial) const {
 std::map<std::int64_t, SweepController::TrialRun> SweepController::runs_by_trial(
     std::optional<std::int64_t> only) const {
   RunFilter filter;
-  filter.tags = {{"sweep_id", std::to_string(setup_.sweep_id)}};
+  filter.tags = {{kSweepIdTag, std::to_string(setup_.sweep_id)}};
   if (only) filter.tags.emplace_back("trial", std::to_string(*only));
   std::map<std::int64_t, TrialRun> out;
   const auto add_runs = [&](const RunStore& store) {
@@ -145,7 +145,7 @@ Job SweepController::job_for(const SweepTrialRecord& trial) const {
   const std::string number = std::to_string(trial.trial);
   const std::string db = store_of(trial.trial);
   job.arguments = {"run", setup_.recipe_path, "--quiet", "--format", "json", "--db", db,
-                   "--tag", "sweep=" + spec_.name, "--tag", "sweep_id=" + std::to_string(setup_.sweep_id),
+                   "--tag", "sweep=" + spec_.name, "--tag", std::string(kSweepIdTag) + "=" + std::to_string(setup_.sweep_id),
                    "--tag", "trial=" + number, "--set", "run.name=" + spec_.name + "-" + number,
                    "--set", "run.threads=" + std::to_string(spec_.threads)};
   for (const auto& [key, value] : trial.overrides)

@@ -129,6 +129,21 @@ TEST(CheckpointCli, TheSameResumeAutoCommandStartsAndThenContinues) {
 }
 
 // The --nproc launcher passes SIGUSR1 on to its workers: the job stops as one.
+// A bare --resume continues the user's newest run of the recipe, not a
+// sweep's trial of it that came later (`sweep --resume` continues those).
+TEST(CheckpointCli, ABareResumePassesOverASweepsTrials) {
+  ScratchDir dir;
+  const auto recipe = dir.write("swept.toml", kRecipe);
+  const std::string command = "run " + recipe + " --db " + dir.file("runs.db") + " --quiet --set run.max_steps=4";
+  ASSERT_EQ(run_orchestrate(command).exit_code, 0);
+  const auto trial = run_orchestrate(command + " --tag sweep=lr --tag sweep_id=1 --tag trial=0");
+  ASSERT_EQ(trial.exit_code, 0) << trial.output;
+  ASSERT_NE(trial.output.find("run 2 "), std::string::npos) << trial.output;
+  const auto resumed = run_orchestrate(command + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_EQ(resumed.output.rfind("resuming run 1 from step 4 of 4", 0), 0u) << resumed.output;
+}
+
 TEST(CheckpointCli, SigUsr1ToTheLauncherStopsEveryWorker) {
   ScratchDir dir;
   const auto recipe = dir.write("usr1.toml", kRecipe);
