@@ -138,9 +138,27 @@ concurrency = 1
 )");
   result = run_orchestrate("sweep " + unlogged + " --db " + db);
   EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_NE(result.output.find(unlogged + ": trial 1 (optimizer.lr=-1.0): "), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find(unlogged + ":6:18: optimizer.lr = -1.0: [optimizer] lr: must be > 0\n"),
+            std::string::npos)
+      << result.output;
   EXPECT_NE(result.output.find(unlogged + ":3:10: metric \"eval/top1\" is not one that "), std::string::npos)
       << result.output;
+  // Each problem once, at its parameter's line, however many trials meet it.
+  const std::string misspelt = dir.write("misspelt.toml", R"([sweep]
+recipe = "probe.toml"
+metric = "train/loss"
+concurrency = 1
+[sweep.parameters]
+"run.max_steps" = ["abc"]
+"optimizer.lrr" = [0.1, 0.01, 0.001]
+)");
+  result = run_orchestrate("sweep " + misspelt + " --db " + db);
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_EQ(result.output, "orchestrate: error: " + misspelt + ":6:19: run.max_steps = \"abc\": [run] max_steps: "
+                           "expected an integer, got the string \"abc\"\n" + misspelt + ":7:19: optimizer.lrr = 0.1: "
+                           "[optimizer] unknown key 'lrr' for optimizer 'momentum'; did you mean 'lr'? (known: "
+                           "weight_decay, decay_norm_and_bias, no_decay, lr, momentum, nesterov, wrappers, "
+                           "groups)\n");
   EXPECT_FALSE(std::filesystem::exists(db));  // nothing recorded
 }
 

@@ -321,8 +321,11 @@ class RecipeReader {
           why.clear();
         }
       if (!value && value_node->is_string())
-        if (auto it = origins_.find(value_node); it != origins_.end())  // say what was typed
-          why = why.substr(0, why.rfind("got ")) + "got '" + it->second->value + "'";
+        if (auto it = origins_.find(value_node); it != origins_.end()) {  // say what was typed
+          const std::string& typed = it->second->value;
+          const bool quoted = typed.starts_with('"') || typed.starts_with('\'');  // a sweep's TOML text
+          why = why.substr(0, why.rfind("got ")) + (quoted ? "got the string " + typed : "got '" + typed + "'");
+        }
       if (value && why.empty()) why = spec.check(*value);
       if (!why.empty()) {
         problem(at(*value_node) + label + " " + spec.name + ": " + why);
