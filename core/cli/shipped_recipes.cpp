@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 
 #include "orchestrate/closest_match.h"
 #include "orchestrate/error.h"
@@ -42,19 +43,41 @@ std::vector<ShippedRecipe> shipped_recipes() {
   return out;
 }
 
-std::optional<std::filesystem::path> find_shipped_recipe(const std::string& name) {
+namespace {
+
+// `name` (with or without ".toml") in `directory`, if it is a file there.
+std::optional<std::filesystem::path> find_toml_in(const std::filesystem::path& directory, const std::string& name) {
   if (name.empty() || name.find('/') != std::string::npos) return std::nullopt;
-  std::filesystem::path candidate = shipped_recipe_dir() / name;
+  std::filesystem::path candidate = directory / name;
   if (candidate.extension() != ".toml") candidate += ".toml";
   std::error_code error;
   if (!std::filesystem::is_regular_file(candidate, error)) return std::nullopt;
   return candidate;
 }
 
+}  // namespace
+
+std::optional<std::filesystem::path> find_shipped_recipe(const std::string& name) {
+  return find_toml_in(shipped_recipe_dir(), name);
+}
+
 std::string recipe_file_or_shipped(const std::string& given) {
   std::error_code error;
   if (std::filesystem::exists(given, error)) return given;
-  if (auto shipped = find_shipped_recipe(given)) return shipped->string();
+  if (auto shipped = find_shipped_recipe(given)) {
+    // A file name, not a bare name: the user may have meant a file here.
+    if (std::filesystem::path(given).extension() == ".toml")
+      std::cerr << "orchestrate: note: no " << given << " here; the shipped recipe " << shipped->string() << "\n";
+    return shipped->string();
+  }
+  // A path to a file that is not there, whose name is a shipped recipe's:
+  // the user copied the docs' recipes/NAME.toml outside the source tree.
+  if (given.find('/') != std::string::npos) {
+    const std::string name = std::filesystem::path(given).filename().string();
+    if (find_shipped_recipe(name) && std::filesystem::path(name).extension() == ".toml")
+      throw RecipeError(given + ": no such file; for the shipped recipe give its name alone, " +
+                        std::filesystem::path(name).stem().string() + " (orchestrate recipes lists them)");
+  }
   // A bare name near a shipped recipe's is a typo of it, not a missing file.
   if (given.find('/') == std::string::npos) {
     std::vector<std::string> names;
@@ -64,6 +87,13 @@ std::string recipe_file_or_shipped(const std::string& given) {
       throw RecipeError(given + ": no such recipe file or shipped recipe; did you mean the shipped recipe '" +
                         nearest + "'? (orchestrate recipes lists them)");
   }
+  return given;
+}
+
+std::string sweep_spec_file_or_shipped(const std::string& given) {
+  std::error_code error;
+  if (std::filesystem::exists(given, error)) return given;
+  if (auto shipped = find_toml_in(shipped_recipe_dir() / "sweeps", given)) return shipped->string();
   return given;
 }
 

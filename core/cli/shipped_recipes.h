@@ -28,9 +28,16 @@ std::vector<ShippedRecipe> shipped_recipes();
 std::optional<std::filesystem::path> find_shipped_recipe(const std::string& name);
 
 // What a RECIPE argument names: the file as given when it exists, else the
-// shipped recipe of that name, else the argument unchanged (loading it then
-// says that no such file exists). Every command that takes a recipe uses it.
+// shipped recipe of that name (a note on stderr when the name ends in .toml:
+// the user may have meant a file here), else the argument unchanged (loading
+// it then says that no such file exists). A missing path whose file name is
+// a shipped recipe's is a RecipeError that names the shipped one. Every
+// command that takes a recipe uses it.
 std::string recipe_file_or_shipped(const std::string& given);
+
+// What a sweep SPEC argument names: the file as given when it exists, else
+// the shipped spec of that name (recipes/sweeps/), else the argument unchanged.
+std::string sweep_spec_file_or_shipped(const std::string& given);
 
 // The first line of `path` that is a comment, without its "#" and leading
 // blanks; "" when there is none before the first non-comment line.

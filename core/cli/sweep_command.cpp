@@ -138,7 +138,7 @@ int sweep_command(const std::vector<std::string>& arguments) {
     recipe = taken_up->sweep.recipe_path;
     records = taken_up->trials;
   } else {
-    spec = sweep::read_sweep_spec(values["spec"].as<std::string>(), usable_cores(), gpus);
+    spec = sweep::read_sweep_spec(sweep_spec_file_or_shipped(values["spec"].as<std::string>()), usable_cores(), gpus);
     recipe = base_recipe(spec);
     records = records_of(sweep::sample_trials(spec));
   }

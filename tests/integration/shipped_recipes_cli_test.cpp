@@ -86,6 +86,32 @@ TEST(ShippedRecipes, AMistypedNameSuggestsTheNearestShippedRecipe) {
   EXPECT_NE(unrelated.output.find("recipe file not found"), std::string::npos) << unrelated.output;
 }
 
+// The docs' recipes/NAME.toml typed outside the source tree, and NAME.toml
+// where no such file is: each says which file it takes, or would.
+TEST(ShippedRecipes, AShippedRecipesFileNameNotFoundHereSaysWhichFileItMeans) {
+  ScratchDir dir;
+  const auto elsewhere = run_orchestrate("run " + dir.file("recipes/fashion_mnist.toml") + " --dry-run");
+  EXPECT_EQ(elsewhere.exit_code, 2) << elsewhere.output;
+  EXPECT_EQ(elsewhere.output, "orchestrate: error: " + dir.file("recipes/fashion_mnist.toml") + ": no such file; for "
+                              "the shipped recipe give its name alone, fashion_mnist (orchestrate recipes lists them)\n");
+  ASSERT_FALSE(std::filesystem::exists("fashion_mnist.toml")) << "the test needs a directory without one";
+  const auto file_name = run_orchestrate("run fashion_mnist.toml --dry-run");
+  EXPECT_EQ(file_name.exit_code, 0) << file_name.output;
+  EXPECT_NE(file_name.output.find("orchestrate: note: no fashion_mnist.toml here; the shipped recipe /"),
+            std::string::npos)
+      << file_name.output;
+  const auto bare = run_orchestrate("run fashion_mnist --dry-run");
+  EXPECT_EQ(bare.output.find("note:"), std::string::npos) << "a bare name is the shipped recipe's: " << bare.output;
+}
+
+// The shipped sweep spec, by its name, as a shipped recipe is.
+TEST(ShippedRecipes, SweepTakesAShippedSpecByName) {
+  ScratchDir dir;
+  const auto sweep = run_orchestrate("sweep fashion_mnist_lr --dry-run --db " + dir.file("runs.db"));
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.output;
+  EXPECT_NE(sweep.output.find("sweep fashion_mnist_lr: 16 trials of /"), std::string::npos) << sweep.output;
+}
+
 // Dimension-reduce training's stage 2 (the lead's dim_reduce.toml, once
 // shipped) smoke-runs without its stage 1: stand-in snapshots, its own PCA.
 TEST(ShippedRecipes, SmokeRunsAStage2WithoutItsStage1) {
