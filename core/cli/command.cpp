@@ -43,7 +43,7 @@ const std::vector<Command>& commands() {
        "what this machine gives a run: versions, GPUs, CPU, and the GPU features a run would use here: "
        "orchestrate env [--format F]",
        engine, env_command},
-      {"describe", "show a component's parameters: orchestrate describe KIND NAME", engine, describe_command},
+      {"describe", "show a component's parameters: orchestrate describe KIND [NAME]", engine, describe_command},
       {"recipes", "list the shipped recipes with what each reproduces: orchestrate recipes [--paths]", front_end,
        recipes_command},
       {"runs", "list recorded runs: orchestrate runs [--name GLOB] [--tag k=v] [--sort METRIC] [--format F]",

@@ -13,6 +13,7 @@
 #include "cli/plugin_options.h"
 #include "engine/recipe/core_tables.h"
 #include "engine/setup/plugin_host.h"
+#include "orchestrate/closest_match.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate::cli {
@@ -48,7 +49,21 @@ Table schema_table(const ParamSchema& schema) {
 std::optional<ComponentKind> kind_named(const std::string& name) {
   for (auto kind : all_component_kinds())
     if (name == to_string(kind)) return kind;
+  // The recipe's table for the kind, as a recipe spells it: [schedule] is an lr_schedule.
+  if (const TableSpec* table = find_table(name); table && table->kind && !table->is_array) return table->kind;
   return std::nullopt;
+}
+
+std::vector<std::string> kind_words() {
+  std::vector<std::string> out;
+  for (auto kind : all_component_kinds()) out.push_back(to_string(kind));
+  out.push_back("recipe");
+  return out;
+}
+
+std::string did_you_mean(const std::string& typed, const std::vector<std::string>& known) {
+  const std::string nearest = closest_match(typed, known);
+  return nearest.empty() ? "" : "; did you mean '" + nearest + "'?";
 }
 
 std::string kind_names() {
@@ -125,17 +140,26 @@ void print_model_meta(const ModelMeta& meta) {
 int describe_command(const std::vector<std::string>& arguments) {
   po::options_description options("describe options");
   options.add_options()("kind", po::value<std::string>()->required(), kind_names().c_str())(
-      "name", po::value<std::string>()->required(), "component name (or recipe table for KIND recipe)")(
+      "name", po::value<std::string>()->default_value(""),
+      "component name (or recipe table for KIND recipe); none: the kind's components (or the recipe's tables)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or markdown");
   add_plugin_path_option(options);
   po::positional_options_description positional;
   positional.add("kind", 1).add("name", 1);
   po::variables_map values;
-  if (!parse_options("describe", "KIND NAME [options]", options, positional, arguments, values)) return 0;
+  if (!parse_options("describe", "KIND [NAME] [options]", options, positional, arguments, values)) return 0;
   const TableFormat format = parse_table_format(values["format"].as<std::string>());
   const std::string kind_text = values["kind"].as<std::string>();
   const std::string name = values["name"].as<std::string>();
 
+  if (kind_text == "recipe" && name.empty()) {  // the tables, to pick one from
+    Table table{{"table", "plugin kind", "doc"}, {}};
+    for (const auto& spec : recipe_tables())
+      table.rows.push_back({text_cell(spec.is_array ? "[[" + spec.name + "]]" : "[" + spec.name + "]"),
+                            text_cell(spec.kind ? to_string(*spec.kind) : ""), text_cell(spec.doc)});
+    std::cout << render(table, format);
+    return 0;
+  }
   if (kind_text == "recipe") {
     // "optimizer" or a list inside it, "optimizer.wrappers".
     const auto dot = name.find('.');
@@ -152,7 +176,10 @@ int describe_command(const std::vector<std::string>& arguments) {
         known += (known.empty() ? "" : ", ") + table.name;
         for (const auto& list : table.lists) known += ", " + table.name + "." + list.name;
       }
-      throw UsageError("describe recipe " + name + ": unknown table (known: " + known + ")");
+      std::vector<std::string> names;
+      for (const auto& table : recipe_tables()) names.push_back(table.name);
+      throw UsageError("describe recipe " + name + ": unknown table" + did_you_mean(name, names) + " (known: " + known +
+                       ")");
     }
     if (format == TableFormat::table) {
       const bool is_list = dot != std::string::npos || spec->is_array;
@@ -170,9 +197,18 @@ int describe_command(const std::vector<std::string>& arguments) {
     return 0;
   }
   const auto kind = kind_named(kind_text);
-  if (!kind) throw UsageError("describe: unknown kind '" + kind_text + "' (known: " + kind_names() + ")");
+  if (!kind)
+    throw UsageError("describe: unknown kind '" + kind_text + "'" + did_you_mean(kind_text, kind_words()) +
+                     " (known: " + kind_names() + ")");
   Registry registry;
   load_all_plugins(registry, values);
+  if (name.empty()) {  // the kind's components, to pick a NAME from
+    Table table{{"name", "plugin", "summary"}, {}};
+    for (const auto* info : registry.components(*kind))
+      table.rows.push_back({text_cell(info->name), text_cell(info->plugin), text_cell(info->summary)});
+    std::cout << render(table, format);
+    return 0;
+  }
   const ComponentInfo& info = registry.component(*kind, name);
   if (format == TableFormat::table) {
     std::cout << to_string(*kind) << " " << info.name << " (plugin " << info.plugin << "): " << info.summary << "\n";

@@ -291,6 +291,27 @@ TEST(Cli, PluginsAndDescribe) {
   // Names that contain the typed one rank by edit distance.
   auto resnet = run_orchestrate("describe model resnet");
   EXPECT_NE(resnet.output.find("unknown model 'resnet'; did you mean 'resnet_v1'?"), std::string::npos) << resnet.output;
+
+  // A kind as the recipe's table spells it; a kind or a table mistyped; a kind alone lists its components.
+  auto schedule = run_orchestrate("describe schedule piecewise");
+  EXPECT_EQ(schedule.exit_code, 0) << schedule.output;
+  EXPECT_EQ(schedule.output.rfind("lr_schedule piecewise (plugin piecewise): ", 0), 0u) << schedule.output;
+  auto plural = run_orchestrate("describe models convnet");
+  EXPECT_EQ(plural.exit_code, 2) << plural.output;
+  EXPECT_EQ(plural.output.rfind("orchestrate: error: describe: unknown kind 'models'; did you mean 'model'? (known: ", 0),
+            0u)
+      << plural.output;
+  auto table = run_orchestrate("describe recipe runn");
+  EXPECT_NE(table.output.find("describe recipe runn: unknown table; did you mean 'run'? (known: run, "),
+            std::string::npos)
+      << table.output;
+  auto models = run_orchestrate("describe model");
+  EXPECT_EQ(models.exit_code, 0) << models.output;
+  EXPECT_NE(models.output.find("\nconvnet "), std::string::npos) << models.output;
+  EXPECT_NE(models.output.find("\nresnet_v1 "), std::string::npos) << models.output;
+  auto tables = run_orchestrate("describe recipe");
+  EXPECT_EQ(tables.exit_code, 0) << tables.output;
+  EXPECT_NE(tables.output.find("\n[schedule]  "), std::string::npos) << tables.output;
 }
 
 // `env` agrees with what the machine and the other commands say, on a GPU
