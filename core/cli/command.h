@@ -93,6 +93,7 @@ int recipes_command(const std::vector<std::string>& arguments);
 int sweeps_command(const std::vector<std::string>& arguments);
 int sweep_show_command(const std::vector<std::string>& arguments);
 int store_import_command(const std::vector<std::string>& arguments);
+int store_upgrade_command(const std::vector<std::string>& arguments);
 
 // The engine's commands. Declared weak so that the one table can name them
 // in the front end too, which does not link LibTorch: there they are null.

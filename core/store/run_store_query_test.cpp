@@ -164,8 +164,8 @@ TEST(RunStoreQueryTest, ReadOnlyRefusesAnOlderSchemaSayingHowToUpgradeAndChanges
                          ", older than this orchestrate's " + std::to_string(latest_schema_version())),
             std::string::npos)
       << message;
-  EXPECT_NE(message.find("queries never change the file, so upgrade it by running any `orchestrate run ... --db " +
-                         path + "` once"),
+  EXPECT_NE(message.find("queries never change the file: upgrade it once with `orchestrate store upgrade --db " +
+                         path + "` (a run with it does too)"),
             std::string::npos)
       << message;
   EXPECT_EQ(file_bytes(path), before) << "a query must not migrate the store";

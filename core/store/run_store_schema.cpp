@@ -155,7 +155,7 @@ void check_run_store_schema_for_reading(SQLite::Database& db, const std::string&
   if (found.schema_version < latest_schema_version()) {
     throw Error(path + " has run-store schema version " + std::to_string(found.schema_version) + ", older than " +
                 "this orchestrate's " + std::to_string(latest_schema_version()) + "; queries never change the " +
-                "file, so upgrade it by running any `orchestrate run ... --db " + path + "` once");
+                "file: upgrade it once with `orchestrate store upgrade --db " + path + "` (a run with it does too)");
   }
 }
 

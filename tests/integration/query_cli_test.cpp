@@ -1,6 +1,7 @@
 // The query commands end to end (runs, show, compare) over real runs: two
 // short Fashion-MNIST trainings that differ in their learning rate, and a
 // store the user cannot write or that an older orchestrate wrote.
+#include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -12,7 +13,9 @@
 #include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/testing/scratch_dir.h"
+#include "run_store_sql.h"  // generated from share/sql/run_store.sql: kRunStoreSql
 #include "store/run_store.h"
+#include "store/run_store_schema.h"
 
 namespace orchestrate::testing {
 namespace {
@@ -213,11 +216,38 @@ TEST(QueryCli, QueriesReadAStoreTheyCannotWriteAndNeverChangeIt) {
   EXPECT_EQ(refused.exit_code, 1);
   EXPECT_EQ(refused.output.rfind("orchestrate: error: " + db + " has run-store schema version 4, older than this ", 0), 0)
       << refused.output;
-  EXPECT_TRUE(refused.output.ends_with("; queries never change the file, so upgrade it by running any `orchestrate run "
-                                       "... --db " + db + "` once\n"))
+  EXPECT_TRUE(refused.output.ends_with("; queries never change the file: upgrade it once with `orchestrate store "
+                                       "upgrade --db " + db + "` (a run with it does too)\n"))
       << refused.output;
   EXPECT_EQ(file_bytes(db), old_bytes);
   EXPECT_EQ(run_shell("sqlite3 " + db + " 'PRAGMA user_version'").output, "4\n");
+}
+
+// The upgrade the refusal above names: a store as the first release wrote
+// it, brought to this schema with its runs, after which the queries read it.
+TEST(QueryCli, StoreUpgradeBringsAStoreOfTheFirstReleaseToThisSchema) {
+  ScratchDir dir;
+  const std::string db = dir.file("v1.db");
+  {
+    SQLite::Database v1(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    v1.exec(parse_schema_migrations(kRunStoreSql).at(0).sql);
+    v1.exec("PRAGMA user_version = 1");
+    v1.exec("PRAGMA application_id = " + std::to_string(kRunStoreApplicationId));
+    v1.exec("INSERT INTO runs (id, name, status, host, started_at, ended_at) VALUES"
+            " (1, 'first_release', 'finished', 'node7', '2024-05-01T10:00:00.000Z', '2024-05-01T11:00:00.000Z')");
+  }
+  EXPECT_EQ(run_orchestrate("runs --db " + db).exit_code, 1);
+  const auto upgraded = run_orchestrate("store upgrade --db " + db);
+  EXPECT_EQ(upgraded.exit_code, 0) << upgraded.output;
+  EXPECT_EQ(upgraded.output, db + ": run-store schema version 1 -> " + std::to_string(latest_schema_version()) + "\n");
+  const auto listed = run_orchestrate("runs --db " + db);
+  EXPECT_EQ(listed.exit_code, 0) << listed.output;
+  EXPECT_NE(listed.output.find("first_release"), std::string::npos) << listed.output;
+  EXPECT_NE(listed.output.find("3600.0"), std::string::npos) << "its hour, as it was: " << listed.output;
+  const auto again = run_orchestrate("store upgrade --db " + db);
+  EXPECT_EQ(again.output, db + ": run-store schema version " + std::to_string(latest_schema_version()) +
+                              ", this orchestrate's already\n");
+  EXPECT_EQ(run_orchestrate("store upgrade --db " + dir.file("none.db")).exit_code, 2);
 }
 
 // `rerun` runs the resolved recipe a run recorded as a new run linked to it;
