@@ -112,6 +112,18 @@ bool parse_options(const std::string& command, const std::string& usage, const p
                      usage_hint(command, usage) + ")");
   } catch (const po::too_many_positional_options_error&) {
     throw UsageError(command + ": " + surplus_argument_problem(arguments) + " (" + usage_hint(command, usage) + ")");
+  } catch (const po::unknown_option& e) {
+    // `--max-steps 20` where a recipe key was meant: the commands that take
+    // a recipe set its keys with --set, which the hint spells for this name.
+    std::string name = e.get_option_name();
+    name.erase(0, name.find_first_not_of('-'));
+    std::replace(name.begin(), name.end(), '-', '_');
+    const bool takes_set = all.find_nothrow("set", false) != nullptr;
+    throw UsageError(command + ": " + e.what() +
+                     (takes_set && !name.empty()
+                          ? "; a recipe key is set with --set TABLE.KEY=VALUE, e.g. --set TABLE." + name +
+                                "=VALUE (orchestrate describe recipe lists the tables)"
+                          : " (see orchestrate " + command + " --help)"));
   } catch (const po::error& e) {
     throw UsageError(command + ": " + e.what() + " (see orchestrate " + command + " --help)");
   }

@@ -6,6 +6,7 @@
 #include <functional>
 #include <set>
 
+#include "orchestrate/closest_match.h"
 #include "orchestrate/error.h"
 #include "store/run_store.h"
 #include "store/run_store_impl.h"
@@ -117,8 +118,12 @@ void check_sort_metric(const RunFilter& filter, const std::vector<RunSummary>& r
   }
   std::string list;
   for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;
+  std::vector<std::string> names(known.begin(), known.end());
+  names.insert(names.end(), {"id", "started", "duration", "name", "status"});
+  const std::string nearest = closest_match(filter.sort_by, names);
   throw UsageError("--sort " + filter.sort_by + ": not a column (id, started, duration, name, status) nor a " +
-                   "metric of these runs (" + (list.empty() ? std::string("they have none") : list) + ")");
+                   "metric of these runs" + (nearest.empty() ? "" : "; did you mean " + nearest + "?") + " (" +
+                   (list.empty() ? std::string("they have none") : list) + ")");
 }
 
 }  // namespace

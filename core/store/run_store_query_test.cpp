@@ -116,7 +116,9 @@ TEST(RunStoreQueryTest, SortsByAFinalMetricHighestFirstRunsWithoutItLast) {
             (std::vector<std::string>{"42", "baseline", "lr_0.1", "lr_1.0"}));
   const std::string typo = error_message_of([&] { store.find_runs({.sort_by = "eval/top5"}); });
   EXPECT_NE(typo.find("--sort eval/top5: not a column"), std::string::npos) << typo;
-  EXPECT_NE(typo.find("(eval/top1)"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("; did you mean eval/top1? (eval/top1)"), std::string::npos) << typo;
+  const std::string bare = error_message_of([&] { store.find_runs({.sort_by = "top1"}); });
+  EXPECT_NE(bare.find("; did you mean eval/top1?"), std::string::npos) << "the metric without its group: " << bare;
 }
 
 TEST(RunStoreQueryTest, DetailsHoldTheRecordCommandLineAndMetricExtremes) {

@@ -126,6 +126,11 @@ TEST(Cli, MissingAndSurplusArgumentsAreNamedAsTheUsageNamesThem) {
        "orchestrate: error: run: --set takes table.key=value: write --set optimizer.lr=0.01 (usage: orchestrate run "
        "RECIPE [options])\n"},
       {"run one.toml two.toml", "orchestrate: error: run: too many arguments (usage: orchestrate run RECIPE [options])\n"},
+      // A recipe key typed as an option of its own.
+      {"run fashion_mnist --max-steps 20",
+       "orchestrate: error: run: unrecognised option '--max-steps'; a recipe key is set with --set TABLE.KEY=VALUE, "
+       "e.g. --set TABLE.max_steps=VALUE (orchestrate describe recipe lists the tables)\n"},
+      {"runs --bogus", "orchestrate: error: runs: unrecognised option '--bogus' (see orchestrate runs --help)\n"},
       // The positional argument first, as the usage line orders them; then the named option, as it is typed.
       {"eval",
        "orchestrate: error: eval: missing RECIPE, recipe TOML file, or the name of a shipped recipe (orchestrate "

@@ -68,6 +68,10 @@ std::string set_hint(const std::string& label, const std::string& key) {
   return "; give it with --set " + label.substr(1, label.size() - 2) + "." + key + "=...";
 }
 
+bool is_list(ParamType type) {
+  return type == ParamType::integer_list || type == ParamType::real_list || type == ParamType::string_list;
+}
+
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
   std::string best = closest_match(name, known);
   return best.empty() ? "" : "; did you mean '" + best + "'?";
@@ -325,6 +329,15 @@ class RecipeReader {
           const std::string& typed = it->second->value;
           const bool quoted = typed.starts_with('"') || typed.starts_with('\'');  // a sweep's TOML text
           why = why.substr(0, why.rfind("got ")) + (quoted ? "got the string " + typed : "got '" + typed + "'");
+        }
+      // A list key given one value on the command line: the brackets it needs, quoted for the shell.
+      if (!value && !value_node->is_array() && is_list(spec.type))
+        if (auto it = origins_.find(value_node); it != origins_.end()) {
+          const Override& typed = *it->second;
+          const std::string key = typed.text.substr(0, typed.text.find('='));
+          const bool bare_word = spec.type == ParamType::string_list && !typed.value.starts_with('"');
+          why += "; a list takes brackets: --set '" + key + "=[" + (bare_word ? "\"" + typed.value + "\"" : typed.value) +
+                 "]'";
         }
       if (value && why.empty()) why = spec.check(*value);
       if (!why.empty()) {

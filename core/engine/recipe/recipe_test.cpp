@@ -265,6 +265,9 @@ TEST_F(RecipeTest, RangeAndChoiceViolations) {
   EXPECT_EQ(error_of(kValid, {"run.cudnn_benchmark_limit=10001"}),
             "--set run.cudnn_benchmark_limit=10001: [run] cudnn_benchmark_limit: must be <= 10000");
   EXPECT_EQ(error_of(kValid, {"optimizer.lr=abc"}), "--set optimizer.lr=abc: [optimizer] lr: expected a float, got 'abc'");
+  EXPECT_EQ(error_of(kValid, {"schedule.plugin=piecewise", "schedule.boundaries=5"}),
+            "--set schedule.boundaries=5: [schedule] boundaries: expected a list of floats, got integer; a list takes "
+            "brackets: --set 'schedule.boundaries=[5]'");
   EXPECT_EQ(error_of(kValid, {"optimizer.lrr=1"}),
             std::string("--set optimizer.lrr=1: [optimizer] unknown key 'lrr' for optimizer 'adam'; did you mean 'lr'? "
                         "(known: ") + kKnownOptimizerKeys + ")");
