@@ -96,16 +96,17 @@ void add_metric_rows(ComparisonBuilder& builder, const std::vector<ComparedRun>&
     add_row("final", metric, [&](const ComparedRun& run) {
       const auto& finals = run.details.summary.final_metrics;
       const auto found = finals.find(metric);
-      return found == finals.end() ? Cell() : number_cell(found->second, 4);
+      return found == finals.end() ? Cell() : metric_cell(found->second);
     });
   }
   for (const std::string& metric : metrics) {
-    if (metric.starts_with("time/")) continue;  // a time is measured once, nothing to be best at
+    // A time, or a measured figure (a peak, FLOPs an image), is taken once: nothing to be best at.
+    if (metric.starts_with("time/") || metric.starts_with("perf/")) continue;
     add_row("best", metric, [&](const ComparedRun& run) {
       const auto& extremes = run.details.metric_extremes;
       const auto found = extremes.find(metric);
       if (found == extremes.end()) return Cell();
-      return number_cell(lower_is_better(metric) ? found->second.min : found->second.max, 4);
+      return metric_cell(lower_is_better(metric) ? found->second.min : found->second.max);
     });
   }
 }

@@ -56,6 +56,14 @@ TEST(RunComparisonTest, ShowsOnlyTheRecipeKeysThatDifferBesideTheMetrics) {
   EXPECT_EQ(row_of(every, "best", "train/loss"), (std::vector<std::string>{"0.4000", "0.4000"})) << "lowest";
   EXPECT_EQ(row_of(every, "final", "train/loss"), (std::vector<std::string>{"0.5000", "0.5000"}));
   EXPECT_TRUE(row_of(table, "best", "time/eval_s").empty());
+  // A measured figure differs between machines, not between better and worse runs.
+  runs[0].details.summary.final_metrics["perf/peak_flops_per_s"] = 98904131483.8542;
+  runs[1].details.summary.final_metrics["perf/peak_flops_per_s"] = 145285790183.8016;
+  runs[0].details.metric_extremes["perf/peak_flops_per_s"] = {98904131483.8542, 98904131483.8542};
+  runs[1].details.metric_extremes["perf/peak_flops_per_s"] = {145285790183.8016, 145285790183.8016};
+  const Table peaks = comparison_table(runs);
+  EXPECT_EQ(row_of(peaks, "final", "perf/peak_flops_per_s"), (std::vector<std::string>{"9.890e+10", "1.453e+11"}));
+  EXPECT_TRUE(row_of(peaks, "best", "perf/peak_flops_per_s").empty());
   EXPECT_EQ(row_of(table, "throughput", "median images/s"), (std::vector<std::string>{"1001.0", "1002.0"}));
   EXPECT_EQ(row_of(table, "throughput", "wall_s"), (std::vector<std::string>{"12.0", "12.0"}));
   EXPECT_EQ(row_of(table, "plugin", "adam"), (std::vector<std::string>{"1.0.0 aaaaaaaaaaaa", "1.0.0 bbbbbbbbbbbb"}));

@@ -40,9 +40,9 @@ Section metrics(const RunDetails& details) {
   for (const auto& [name, final_value] : details.summary.final_metrics) {
     const auto extremes = details.metric_extremes.find(name);
     const bool known = extremes != details.metric_extremes.end();
-    section.table.rows.push_back({text_cell(name), number_cell(final_value, 4),
-                                  known ? number_cell(extremes->second.min, 4) : Cell(),
-                                  known ? number_cell(extremes->second.max, 4) : Cell()});
+    section.table.rows.push_back({text_cell(name), metric_cell(final_value),
+                                  known ? metric_cell(extremes->second.min) : Cell(),
+                                  known ? metric_cell(extremes->second.max) : Cell()});
   }
   return section;
 }

@@ -267,6 +267,16 @@ Cell number_cell(double value, int decimals) {
   return cell;
 }
 
+Cell metric_cell(double value) {
+  Cell cell = number_cell(value, 4);
+  if (std::isfinite(value) && std::fabs(value) >= kMetricExponentFrom) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3e", value);
+    cell.text = text;
+  }
+  return cell;
+}
+
 Cell time_cell(const std::string& iso) {
   if (iso.empty()) return {};
   // "2026-11-26T11:15:38.226Z" -> "2026-11-26 11:15:38" for people.

@@ -37,6 +37,10 @@ Cell text_cell(std::string text);
 // `decimals` digits after the point for people, every digit for programs; a
 // NaN or infinity prints as nan, inf, -inf and is null in JSON.
 Cell number_cell(double value, int decimals);
+// A metric's value: 4 decimals, or 4 significant digits in exponent form from
+// kMetricExponentFrom on (a peak of 98904131483.8542 FLOP/s reads 9.890e+10).
+inline constexpr double kMetricExponentFrom = 1e6;
+Cell metric_cell(double value);
 Cell integer_cell(std::int64_t value);
 // "true" or "false"; a JSON boolean.
 Cell bool_cell(bool value);

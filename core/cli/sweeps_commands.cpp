@@ -48,7 +48,7 @@ int sweeps_command(const std::vector<std::string>& arguments) {
                           integer_cell(static_cast<std::int64_t>(count_state(*sweep, "failed"))),
                           text_cell(listed.metric), text_cell(listed.mode), text_cell(listed.scheduler),
                           listed.best_trial ? integer_cell(*listed.best_trial) : Cell(),
-                          best_value ? number_cell(*best_value, 4) : Cell(), text_cell(listed.started_at)});
+                          best_value ? number_cell(*best_value, 4) : Cell(), time_cell(listed.started_at)});
   }
   std::cout << render(table, format);
   return 0;
