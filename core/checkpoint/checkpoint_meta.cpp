@@ -38,6 +38,7 @@ json to_json(const CheckpointMeta& m) {
               {"num_classes", m.num_classes},
               {"class_names", m.class_names},
               {"world_size", m.world_size},
+              {"updates_per_epoch", m.updates_per_epoch},
               {"metrics", m.metrics},
               {"recipe_params", m.recipe_params},
               {"file_bytes", m.file_bytes},
@@ -85,6 +86,7 @@ CheckpointMeta meta_from_json(const json& j) {
   m.num_classes = integer_or(j, "num_classes", 0);
   m.class_names = j.value("class_names", std::vector<std::string>{});
   m.world_size = small_integer_at(j, "world_size", 1);
+  m.updates_per_epoch = integer_or(j, "updates_per_epoch", 0);
   m.metrics = j.at("metrics").get<std::map<std::string, double>>();
   m.recipe_params = j.at("recipe_params").get<std::map<std::string, std::string>>();
   for (const auto& [file, bytes] : j.at("file_bytes").items()) m.file_bytes[file] = integer(bytes, "file_bytes of " + file);
@@ -118,6 +120,7 @@ void check_meta(const CheckpointMeta& m, const std::string& directory) {
   if (m.evaluated_at_step < -1 || m.evaluated_at_step > m.step)
     refuse("evaluated_at_step " + std::to_string(m.evaluated_at_step) + " is outside -1.." + std::to_string(m.step));
   if (m.world_size < 1) refuse("world_size " + std::to_string(m.world_size) + " is not 1 or more");
+  if (m.updates_per_epoch < 0) refuse("updates_per_epoch " + std::to_string(m.updates_per_epoch) + " is negative");
   if (m.num_classes < 0) refuse("num_classes " + std::to_string(m.num_classes) + " is negative");
   if (!m.input_shape.empty() &&
       (m.input_shape.size() != 3 || std::any_of(m.input_shape.begin(), m.input_shape.end(), [](auto d) { return d < 1; })))

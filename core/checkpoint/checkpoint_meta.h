@@ -37,6 +37,9 @@ struct CheckpointMeta {
   // The ranks of the data-parallel job that saved it (1: one process); the
   // global batch is [run] batch_size x world_size. Older checkpoints: 1.
   int world_size = 1;
+  // Updates an epoch had (data, batch and ranks fix it), so a resume can
+  // judge a change of the run's length (resume_length.h). Older: 0, unknown.
+  std::int64_t updates_per_epoch = 0;
   std::map<std::string, double> metrics;                  // the newest value of each, at this step
   std::map<std::string, std::string> recipe_params;       // the resolved recipe, flattened
   std::map<std::string, std::int64_t> file_bytes;         // size of each file above

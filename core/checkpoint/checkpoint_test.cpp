@@ -202,6 +202,8 @@ TEST(CheckpointFormat, RefusesATamperedDescription) {
   EXPECT_NE(tampered("\"format_version\": 1", "\"format_version\": -1").find("format_version -1 is not 1 or more"),
             std::string::npos);
   EXPECT_NE(tampered("\"world_size\": 1", "\"world_size\": 0").find("world_size 0"), std::string::npos);
+  EXPECT_NE(tampered("\"updates_per_epoch\": 0", "\"updates_per_epoch\": -3").find("updates_per_epoch -3 is negative"),
+            std::string::npos);
   EXPECT_NE(tampered("\"step\": 6", "\"step\": \"six\"").find("checkpoint.json is damaged"), std::string::npos);
   EXPECT_NE(tampered("\"recipe.toml\"", "\"../../escape\"").find("names '../../escape', which is not a checkpoint file"),
             std::string::npos);

@@ -84,7 +84,8 @@ std::string resolve_resume_target(const std::string& given, const Recipe& recipe
 }
 
 std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, const std::string& checkpoint_path,
-                                             const Recipe& recipe, const Registry& registry, int world_size) {
+                                             const Recipe& recipe, const Registry& registry, int world_size,
+                                             const std::map<std::string, std::string>& judged) {
   std::map<std::string, std::string> now;
   for (const auto& [key, value] : recipe.flattened()) now[key] = value;
   std::map<std::string, std::pair<std::string, std::string>> changed;  // key -> (old, new)
@@ -119,11 +120,12 @@ std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, c
   std::string restore;
   for (const auto& [key, values] : changed) {
     const std::string what = key + ": " + values.first + " -> " + values.second;
-    if (safe_to_change(key, recipe, registry)) {
+    const auto judgement = judged.find(key);
+    if (judgement != judged.end() ? judgement->second.empty() : safe_to_change(key, recipe, registry)) {
       allowed.push_back(what);
       continue;
     }
-    refused.push_back(what);
+    refused.push_back(what + (judgement != judged.end() ? " (" + judgement->second + ")" : ""));
     restore += (restore.empty() ? "" : " ") + (values.first == kUnsetValue ? "drop the --set of " + key
                                                                            : "--set " + shell_word(key + "=" + values.first));
   }

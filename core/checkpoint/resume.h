@@ -2,6 +2,7 @@
 // continue from, and whether the recipe may continue it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,11 @@ std::string newest_checkpoint_of(const RunStore& store, std::int64_t run_id);
 // A job resumed on `world_size` ranks may change [run] batch_size only so
 // that the global batch (batch_size x ranks) stays the checkpoint's; with the
 // batch size unchanged, another rank count is refused, since it would change
-// the global batch.
+// the global batch. `judged`: keys whose change the caller has judged for
+// this checkpoint (the run's length, resume_length.h): "" allows it, else the
+// reason it changes the trajectory, said with it.
 std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, const std::string& checkpoint_path,
-                                             const Recipe& recipe, const Registry& registry, int world_size = 1);
+                                             const Recipe& recipe, const Registry& registry, int world_size = 1,
+                                             const std::map<std::string, std::string>& judged = {});
 
 }  // namespace orchestrate

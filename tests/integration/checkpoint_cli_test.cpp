@@ -144,6 +144,35 @@ TEST(CheckpointCli, ABareResumePassesOverASweepsTrials) {
   EXPECT_EQ(resumed.output.rfind("resuming run 1 from step 4 of 4", 0), 0u) << resumed.output;
 }
 
+// "Try 8 updates, then train on": a resume may lengthen the run when the
+// schedule gives the updates done the learning rates they would have had in
+// the longer run, and then reaches that run's weights bit for bit; with a
+// schedule that spans the run (cosine) it says why not.
+TEST(CheckpointCli, AResumeLengthensTheRunWhereTheScheduleAllows) {
+  ScratchDir dir;
+  const auto recipe = dir.write("lengthen.toml", kRecipe);
+  const std::string db = " --db " + dir.file("runs.db") + " --quiet";
+  ASSERT_EQ(run_orchestrate("run " + recipe + db + " --set run.max_steps=8").exit_code, 0);
+  const auto longer = run_orchestrate("run " + recipe + db + " --set run.max_steps=16 --resume 1");
+  ASSERT_EQ(longer.exit_code, 0) << longer.output;
+  EXPECT_EQ(longer.output.rfind("resuming run 1 from step 8 of 16", 0), 0u) << longer.output;
+  EXPECT_NE(longer.output.find("run 1 'cli_resume' finished after 16 steps"), std::string::npos) << longer.output;
+  const auto straight_db = dir.file("straight/runs.db");
+  ASSERT_EQ(run_orchestrate("run " + recipe + " --db " + straight_db + " --quiet --set run.max_steps=16").exit_code, 0);
+  EXPECT_EQ(final_weights(dir.file("runs.db"), 1), final_weights(straight_db, 1));
+
+  const std::string cosine = " --set schedule.plugin=cosine";
+  ASSERT_EQ(run_orchestrate("run " + recipe + db + cosine + " --set run.max_steps=8").exit_code, 0);
+  const auto refused = run_orchestrate("run " + recipe + db + cosine + " --set run.max_steps=16 --resume 2");
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find(": run.max_steps: 8 -> 16 (the schedule spans the run, so update 2 of the 8 done "
+                                "would have had learning rate "),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("resume with the checkpoint's values (--set run.max_steps=8)"), std::string::npos)
+      << refused.output;
+}
+
 TEST(CheckpointCli, SigUsr1ToTheLauncherStopsEveryWorker) {
   ScratchDir dir;
   const auto recipe = dir.write("usr1.toml", kRecipe);

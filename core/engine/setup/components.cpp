@@ -65,20 +65,29 @@ void build_optimizer_chain(TrainingComponents& c, const OptimizerSettings& s, co
   c.device_skip_blocker = device_skip_blocker(c, s, registry);
 }
 
-std::unique_ptr<LrSchedule> build_schedule(const TrainingComponents& c, const Settings& s, const Registry& registry) {
+}  // namespace
+
+std::int64_t run_length_in_updates(std::int64_t max_steps, std::int64_t epochs, std::int64_t updates_per_epoch) {
+  return max_steps > 0 ? max_steps : epochs * updates_per_epoch;
+}
+
+std::unique_ptr<LrSchedule> build_schedule(const Settings& s, const Registry& registry, std::int64_t updates_per_epoch,
+                                           std::int64_t total_updates) {
   const ScheduleSettings& sched = s.schedule;
   std::int64_t warmup = 0;
   if (sched.warmup != WarmupShape::none) {
-    const double length = sched.warmup_length * (sched.warmup_in_epochs ? static_cast<double>(c.updates_per_epoch) : 1.0);
+    const double length = sched.warmup_length * (sched.warmup_in_epochs ? static_cast<double>(updates_per_epoch) : 1.0);
     warmup = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(length)));
   }
-  const ScheduleContext context{s.optimizer.base_lr, c.updates_per_epoch, std::max<std::int64_t>(1, c.total_updates - warmup)};
+  const ScheduleContext context{s.optimizer.base_lr, updates_per_epoch, std::max<std::int64_t>(1, total_updates - warmup)};
   auto schedule = guarded("schedule", sched.plugin,
                           [&] { return registry.lr_schedules().get(sched.plugin).create(sched.params, context); });
   require(schedule, "schedule", sched.plugin, "schedule");
   if (warmup == 0) return schedule;
   return std::make_unique<WarmupThenSchedule>(sched.warmup, warmup, sched.warmup_start_lr, std::move(schedule));
 }
+
+namespace {
 
 // Null for "none": the dense all-reduce needs no compressor.
 std::unique_ptr<GradientCompressor> build_compressor(const TrainingComponents& c, const Settings& s,
@@ -209,9 +218,9 @@ TrainingComponents build_components(const Settings& s, const Registry& registry,
                 (compute.world_size > 1 ? " x " + std::to_string(compute.world_size) + " ranks" : std::string()) + " x " +
                 std::to_string(c.micro_batches_per_update) + " micro-batches per update is larger than the training split (" +
                 std::to_string(c.train_set->size()) + " images); lower batch_size or batch_gradients num_batches");
-  c.total_updates = s.run.max_steps > 0 ? s.run.max_steps : s.run.epochs * c.updates_per_epoch;
+  c.total_updates = run_length_in_updates(s.run.max_steps, s.run.epochs, c.updates_per_epoch);
   c.epochs = (c.total_updates + c.updates_per_epoch - 1) / c.updates_per_epoch;
-  c.schedule = build_schedule(c, s, registry);
+  c.schedule = build_schedule(s, registry, c.updates_per_epoch, c.total_updates);
   c.compressor = build_compressor(c, s, registry, compute);
   return c;
 }

@@ -84,6 +84,12 @@ ModelInput model_input(const Preprocessing& preprocessing, const DatasetInfo& da
 std::shared_ptr<Model> build_model(const Settings& settings, const Registry& registry, const ModelInput& input,
                                    const ComputeSetup& compute);
 
+// The run's length in updates: [run] max_steps when set, else its epochs.
+std::int64_t run_length_in_updates(std::int64_t max_steps, std::int64_t epochs, std::int64_t updates_per_epoch);
+// The [schedule] (with its warm-up) for a run of `total_updates`:
+std::unique_ptr<LrSchedule> build_schedule(const Settings& settings, const Registry& registry,
+                                           std::int64_t updates_per_epoch, std::int64_t total_updates);
+
 // The plugins that provide the recipe's components, for the run record.
 std::vector<PluginRecord> plugins_used(const Settings& settings, const Registry& registry);
 

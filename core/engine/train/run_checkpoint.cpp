@@ -42,6 +42,7 @@ void TrainingRun::save_checkpoint(const std::string& reason) {
   meta.num_classes = c().input.num_classes;
   meta.class_names = c().train_set->info().class_names;
   meta.world_size = strategy_->world_size();
+  meta.updates_per_epoch = c().updates_per_epoch;
   meta.metrics = metrics_.latest();
   for (const auto& [key, value] : run_.recipe.flattened()) meta.recipe_params[key] = value;
   content.weights = model_state(*c().model);

@@ -16,6 +16,7 @@
 #include "engine/setup/compute_setup.h"
 #include "engine/setup/run_identity.h"
 #include "engine/setup/utilisation_baseline.h"
+#include "engine/train/resume_length.h"
 #include "engine/train/run_data_events.h"
 #include "engine/train/run_hooks.h"
 #include "engine/train/setup_timeline.h"
@@ -107,7 +108,10 @@ TrainOutcome train(const Recipe& recipe, const Registry& registry, RunStore& sto
   std::vector<std::string> resume_changes;
   if (!options.resume_from.empty()) {
     resume = read_checkpoint_meta(options.resume_from);
-    resume_changes = check_resume_recipe(*resume, options.resume_from, recipe, registry, compute.world_size);
+    // The run's length may change where the steps done keep their learning rates (resume_length.h).
+    const std::string length_problem = length_change_problem(*resume, s, registry);
+    resume_changes = check_resume_recipe(*resume, options.resume_from, recipe, registry, compute.world_size,
+                                         {{"run.max_steps", length_problem}, {"run.epochs", length_problem}});
     if (leader && !store.find_run(std::to_string(resume->run_id)))
       throw UsageError("--resume " + options.resume_from + ": its run " + std::to_string(resume->run_id) +
                        " is not in " + store.path() + "; pass the run store it was recorded in with --db");
