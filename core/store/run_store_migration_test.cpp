@@ -11,6 +11,7 @@
 #include "run_store_sql.h"
 #include "store/run_store.h"
 #include "store/run_store_schema.h"
+#include "store/first_release_store.h"
 #include "store/run_store_test_support.h"
 
 namespace orchestrate {
@@ -23,19 +24,13 @@ namespace {
 TEST(RunStoreMigrationTest, UpgradesAVersion1StoreInPlace) {
   ScratchDir dir;
   const std::string path = dir.file("v1.db");
-  {
-    // A store as the first release left it: migration 1 only, with a
-    // finished run and one that was running when its process died.
-    SQLite::Database v1(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    v1.exec(parse_schema_migrations(kRunStoreSql).at(0).sql);
-    v1.exec("PRAGMA user_version = 1");
-    v1.exec("PRAGMA application_id = " + std::to_string(kRunStoreApplicationId));
-    v1.exec("INSERT INTO runs (id, name, status, host, started_at, ended_at) VALUES"
+  // A finished run and one that was running when its process died.
+  testing::write_first_release_store(
+      path, "INSERT INTO runs (id, name, status, host, started_at, ended_at) VALUES"
             " (1, 'old', 'finished', 'node7', '2024-05-01T10:00:00.000Z', '2024-05-01T11:00:00.000Z'),"
-            " (2, 'crashed', 'running', 'node7', '2024-05-02T10:00:00.000Z', NULL)");
-    v1.exec("INSERT INTO metrics (run_id, step, epoch, name, value, recorded_at) VALUES"
+            " (2, 'crashed', 'running', 'node7', '2024-05-02T10:00:00.000Z', NULL);"
+            "INSERT INTO metrics (run_id, step, epoch, name, value, recorded_at) VALUES"
             " (1, 100, 1, 'eval/top1', 0.75, '2024-05-01T11:00:00.000Z')");
-  }
 
   RunStore store(path);
   SQLite::Database raw(path);

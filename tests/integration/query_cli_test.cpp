@@ -1,7 +1,6 @@
 // The query commands end to end (runs, show, compare) over real runs: two
 // short Fashion-MNIST trainings that differ in their learning rate, and a
 // store the user cannot write or that an older orchestrate wrote.
-#include <SQLiteCpp/Database.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -13,7 +12,7 @@
 #include "build_paths.h"
 #include "command_runner.h"
 #include "orchestrate/testing/scratch_dir.h"
-#include "run_store_sql.h"  // generated from share/sql/run_store.sql: kRunStoreSql
+#include "store/first_release_store.h"
 #include "store/run_store.h"
 #include "store/run_store_schema.h"
 
@@ -228,14 +227,9 @@ TEST(QueryCli, QueriesReadAStoreTheyCannotWriteAndNeverChangeIt) {
 TEST(QueryCli, StoreUpgradeBringsAStoreOfTheFirstReleaseToThisSchema) {
   ScratchDir dir;
   const std::string db = dir.file("v1.db");
-  {
-    SQLite::Database v1(db, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
-    v1.exec(parse_schema_migrations(kRunStoreSql).at(0).sql);
-    v1.exec("PRAGMA user_version = 1");
-    v1.exec("PRAGMA application_id = " + std::to_string(kRunStoreApplicationId));
-    v1.exec("INSERT INTO runs (id, name, status, host, started_at, ended_at) VALUES"
-            " (1, 'first_release', 'finished', 'node7', '2024-05-01T10:00:00.000Z', '2024-05-01T11:00:00.000Z')");
-  }
+  write_first_release_store(db, "INSERT INTO runs (id, name, status, host, started_at, ended_at) VALUES (1, "
+                                "'first_release', 'finished', 'node7', '2024-05-01T10:00:00.000Z', "
+                                "'2024-05-01T11:00:00.000Z')");
   EXPECT_EQ(run_orchestrate("runs --db " + db).exit_code, 1);
   const auto upgraded = run_orchestrate("store upgrade --db " + db);
   EXPECT_EQ(upgraded.exit_code, 0) << upgraded.output;

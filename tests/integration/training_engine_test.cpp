@@ -261,7 +261,8 @@ TEST(TrainingEngine, DescribeCoversTheNewTablesAndKinds) {
   const auto unknown = run_orchestrate("describe recipe optimiser");
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.output.find(
-                "unknown table (known: run, data, preprocessing, model, loss, optimizer, optimizer.wrappers"),
+                "unknown table; did you mean 'optimizer'? (known: run, data, preprocessing, model, loss, optimizer, "
+                "optimizer.wrappers"),
             std::string::npos)
       << unknown.output;
 }
