@@ -21,7 +21,7 @@ std::optional<std::int64_t> integer_param(const CheckpointMeta& checkpoint, cons
   return value;
 }
 
-// The fewest digits that tell the two rates apart: 0.000994, not 0.000994 rounded to 0.000994000.
+// The shortest text that reads back as the same double, so two rates that differ print differently.
 std::string shortest(double value) {
   char digits[32];
   const auto [end, error] = std::to_chars(digits, digits + sizeof digits, value);
