@@ -153,10 +153,10 @@ int describe_command(const std::vector<std::string>& arguments) {
   const std::string name = values["name"].as<std::string>();
 
   if (kind_text == "recipe" && name.empty()) {  // the tables, to pick one from
-    Table table{{"table", "plugin kind", "doc"}, {}};
+    Table table{{"table", "kind", "doc"}, {}};
     for (const auto& spec : recipe_tables())
       table.rows.push_back({text_cell(spec.is_array ? "[[" + spec.name + "]]" : "[" + spec.name + "]"),
-                            text_cell(spec.kind ? to_string(*spec.kind) : ""), text_cell(spec.doc)});
+                            spec.kind ? text_cell(to_string(*spec.kind)) : Cell(), text_cell(spec.doc)});
     std::cout << render(table, format);
     return 0;
   }

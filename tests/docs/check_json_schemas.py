@@ -136,6 +136,8 @@ def main():
         describe = check("describe", orchestrate("describe", "model", "resnet_v1", "--format", "json"),
                          "describe model resnet_v1")
         check("describe", orchestrate("describe", "recipe", "run", "--format", "json"), "describe recipe run")
+        check("describe", orchestrate("describe", "model", "--format", "json"), "describe model")
+        check("describe", orchestrate("describe", "recipe", "--format", "json"), "describe recipe")
         check("plugins", orchestrate("plugins", "--format", "json"), "plugins")
         check("env", orchestrate("env", "--format", "json"), "env")
         checkpoints = check("checkpoints", orchestrate("checkpoints", "1", "--db", db, "--format", "json"),
