@@ -177,6 +177,13 @@ Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::str
   return table;
 }
 
+void hide_throughput_details(Table& table) {
+  table.hidden_for_people.insert({"warmup", "p5_images_per_s", "p95_images_per_s", "p95_step_s", "compute_share",
+                                  "optimizer_share", "setup_s", "train_s", "eval_s", "accounted",
+                                  "train_gflop_per_image", "achieved_gflop_per_s", "peak_gflop_per_s",
+                                  "datasheet_mfu_percent"});
+}
+
 Table throughput_table(const std::vector<ThroughputRow>& rows) {
   const auto none = [&](auto predicate) { return std::none_of(rows.begin(), rows.end(), predicate); };
   // Every column always, so CSV and JSON keep their keys (null where a run has
@@ -190,6 +197,8 @@ Table throughput_table(const std::vector<ThroughputRow>& rows) {
   if (none([](const ThroughputRow& row) { return row.rank != "job"; })) table.hidden_for_people.insert("rank");
   if (none([](const ThroughputRow& row) { return row.bytes_per_step > 0; }))
     table.hidden_for_people.insert("sent_mib_per_step");
+  if (none([](const ThroughputRow& row) { return row.bytes_per_step > 0 || row.sync_share > 0; }))
+    table.hidden_for_people.insert("sync_share");  // one process: no sync
   if (none([](const ThroughputRow& row) { return row.scaling_efficiency >= 0; }))
     table.hidden_for_people.insert("scaling_efficiency");
   if (none([](const ThroughputRow& row) { return row.flops_per_image > 0; }))

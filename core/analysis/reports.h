@@ -106,5 +106,10 @@ Table runs_table(const std::vector<RunSummary>& runs, const std::vector<std::str
 // share/doc/schemas/report-throughput.schema.json); people see rank, the
 // communication, scaling and FLOP columns only where some row has a value.
 Table throughput_table(const std::vector<ThroughputRow>& rows);
+// Hides for people the columns behind the headline figures (warm-up, the
+// percentiles, the step's other shares, the wall time's parts, the FLOPs
+// behind mfu_percent), which `report throughput --wide` shows: all of them
+// made a table some 350 columns wide. CSV and JSON keep every column.
+void hide_throughput_details(Table& table);
 
 }  // namespace orchestrate

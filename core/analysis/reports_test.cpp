@@ -279,6 +279,17 @@ TEST(ThroughputTableTest, FormatsEachColumn) {
             (std::vector<std::string>{"3", "mlp", "cpu", "1", "11", "1", "533.3", "533.3", "290.9", "3200.0",
                                       "0.06000", "0.11000", "0.017", "0.500", "0.125", "0.250", "10.00", "1.00",
                                       "7.00", "1.50", "0.950"}));
+
+  // Without --wide, people see the headline figures; JSON keeps every column.
+  Table compact = throughput_table({row});
+  hide_throughput_details(compact);
+  EXPECT_EQ(for_people(compact).headers,
+            (std::vector<std::string>{"id", "name", "device", "workers", "steps", "images_per_s",
+                                      "median_images_per_s", "median_step_s", "data_wait_share", "sync_share",
+                                      "wall_s"}));
+  const auto json = nlohmann::json::parse(render(compact, TableFormat::json));
+  EXPECT_EQ(json[0]["p5_images_per_s"], row.p5_images_per_s);
+  EXPECT_EQ(json[0]["accounted"].get<double>(), row.accounted_share());
 }
 
 // The step-time breakdown and the spread of images/s over the steady state.

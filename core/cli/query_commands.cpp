@@ -117,7 +117,10 @@ int report_throughput_command(const std::vector<std::string>& arguments) {
   options.add_options()(
       "baseline", po::value<std::string>(),
       "a run to compare with: scaling_efficiency = images/s / (its images/s x workers / its workers)")(
-      "per-rank", po::bool_switch(), "also a row for each rank 1.. of a data-parallel run (their own steps)");
+      "per-rank", po::bool_switch(), "also a row for each rank 1.. of a data-parallel run (their own steps)")(
+      "wide", po::bool_switch(),
+      "every column in a table: also warm-up, p5/p95, the step's other shares, setup/train/eval seconds and the "
+      "FLOPs behind mfu_percent (CSV and JSON always have them)");
   po::variables_map values;
   if (!parse_report_options("throughput", "the newest run", "[RUN...|--last N|--name GLOB] [--baseline RUN] [options]",
                             options, arguments, values))
@@ -152,6 +155,7 @@ int report_throughput_command(const std::vector<std::string>& arguments) {
     for (const auto& [id, ranks] : by_run)
       if (auto straggler = find_straggler(ranks)) stragglers.emplace(id, *straggler);
   Table table = throughput_table(rows);
+  if (!values["wide"].as<bool>()) hide_throughput_details(table);
   const bool for_people = format == TableFormat::table || format == TableFormat::markdown;
   add_verdict_columns(table, rows, verdicts);
   table.headers.push_back("straggler");
