@@ -44,7 +44,12 @@ int store_upgrade_command(const std::vector<std::string>& arguments) {
   const std::string path = db_path(values);
   if (!std::filesystem::exists(path))
     throw UsageError(path + ": no run store here; give --db FILE or set $ORCHESTRATE_DB");
-  const int before = SQLite::Database(path, SQLite::OPEN_READONLY).execAndGet("PRAGMA user_version").getInt();
+  int before = -1;
+  try {
+    before = SQLite::Database(path, SQLite::OPEN_READONLY).execAndGet("PRAGMA user_version").getInt();
+  } catch (const SQLite::Exception&) {
+    // not a database: opening it as a store below says so, with the file's name and what to do
+  }
   const RunStore store(path);  // opening it for writing migrates it (run_store_schema.h)
   const int latest = latest_schema_version();
   if (before == latest) std::cout << path << ": run-store schema version " << latest << ", this orchestrate's already\n";

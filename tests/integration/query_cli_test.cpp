@@ -242,6 +242,11 @@ TEST(QueryCli, StoreUpgradeBringsAStoreOfTheFirstReleaseToThisSchema) {
   EXPECT_EQ(again.output, db + ": run-store schema version " + std::to_string(latest_schema_version()) +
                               ", this orchestrate's already\n");
   EXPECT_EQ(run_orchestrate("store upgrade --db " + dir.file("none.db")).exit_code, 2);
+  const auto text = run_orchestrate("store upgrade --db " + dir.write("notes.db", "not a database\n"));
+  EXPECT_EQ(text.exit_code, 1);
+  EXPECT_NE(text.output.find("notes.db: opening failed: file is not a database; it is not an orchestrate run store"),
+            std::string::npos)
+      << text.output;
 }
 
 // `rerun` runs the resolved recipe a run recorded as a new run linked to it;
