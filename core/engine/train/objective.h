@@ -4,11 +4,20 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
 
 namespace orchestrate {
+
+// A model's logits are [batch, classes]. One built for another class count
+// would otherwise reach cross-entropy's "Target 7 is out of bounds", which
+// names neither the model nor the shapes, or, with more outputs than
+// classes, train without a word. Throws Error naming the model `model`.
+// Reads sizes only: nothing waits for the device.
+void check_logits_shape(const at::Tensor& logits, std::int64_t batch, std::int64_t num_classes,
+                        const std::string& model);
 
 // Mean cross-entropy in fp32, whatever the logits' autocast dtype.
 at::Tensor cross_entropy(const at::Tensor& logits, const at::Tensor& labels, double label_smoothing);

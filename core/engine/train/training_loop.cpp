@@ -152,6 +152,7 @@ CudaGraphStep::Result TrainingRun::forward_backward(const at::Tensor& images, co
                                                     std::string& not_capturable) {
   std::optional<PluginCallScope> in_model(std::in_place, c().sites.model, "forward");
   const ModelOutput output = precision_.forward(*c().model, images);
+  check_logits_shape(output.logits, images.size(0), c().input.num_classes, s().model_plugin);
   const auto loss = cross_entropy(output.logits, labels, s().label_smoothing);
   auto objective = loss;
   if (!output.aux_logits.empty()) {

@@ -142,7 +142,9 @@ void TrainingRun::run_eval(std::int64_t epoch) {
 }
 
 at::Tensor TrainingRun::batch_loss(const at::Tensor& images, const at::Tensor& labels) {
-  return cross_entropy(precision_.forward(*c().model, images).logits, labels, s().label_smoothing);
+  const at::Tensor logits = precision_.forward(*c().model, images).logits;
+  check_logits_shape(logits, images.size(0), c().input.num_classes, s().model_plugin);
+  return cross_entropy(logits, labels, s().label_smoothing);
 }
 
 // What a log point records beside the window's own metrics.
