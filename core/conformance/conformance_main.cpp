@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conformance/conformance_plugins.h"
+#include "orchestrate/closest_match.h"
 #include "orchestrate/error.h"
 
 namespace po = boost::program_options;
@@ -58,8 +59,12 @@ orchestrate::conformance::Selection parse(int argc, char** argv, std::vector<std
   if (values.count("kind")) {
     const std::string kind = values["kind"].as<std::string>();
     selection.kind = orchestrate::conformance::kind_named(kind);
-    if (!selection.kind) throw orchestrate::UsageError("conformance: unknown kind '" + kind + "' (known: " +
-                                                           orchestrate::conformance::kind_names() + ")");
+    if (!selection.kind) {
+      const std::string nearest = orchestrate::closest_match(kind, orchestrate::conformance::kind_list());
+      throw orchestrate::UsageError("conformance: unknown kind '" + kind + "'" +
+                                    (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") + " (known: " +
+                                    orchestrate::conformance::kind_names() + ")");
+    }
     if (!values.count("name")) throw orchestrate::UsageError("conformance: KIND needs a NAME (orchestrate plugins lists them)");
     selection.name = values["name"].as<std::string>();
   }

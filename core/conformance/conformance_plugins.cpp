@@ -67,6 +67,11 @@ void configure(const Selection& selection) {
       for (std::size_t i = 0; i < given; ++i)
         if (dir == std::filesystem::path(s.directories[i]).lexically_normal().string()) s.only_plugins.insert(plugin.name);
     }
+    // Nothing to check: said here, not by GoogleTest's empty suites.
+    if (s.only_plugins.empty() && scan.refused.empty())
+      throw UsageError("conformance: no plugin in --plugin-path " + selection.plugin_path +
+                       ": build yours first (cmake --build build) and give the folder that holds its "
+                       "liborchestrate_NAME.so");
   }
   if (selection.kind) {
     try {
@@ -110,9 +115,15 @@ std::optional<ComponentKind> kind_named(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> kind_list() {
+  std::vector<std::string> out;
+  for (const auto kind : all_component_kinds()) out.emplace_back(to_string(kind));
+  return out;
+}
+
 std::string kind_names() {
   std::string out;
-  for (const auto kind : all_component_kinds()) out += std::string(out.empty() ? "" : ", ") + to_string(kind);
+  for (const auto& kind : kind_list()) out += (out.empty() ? "" : ", ") + kind;
   return out;
 }
 

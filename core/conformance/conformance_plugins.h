@@ -48,6 +48,7 @@ std::string name_of_param(const testing::TestParamInfo<std::string>& info);
 // A kind as the command line and settings files spell it ("lr_schedule"),
 // and the list of them for messages.
 std::optional<ComponentKind> kind_named(std::string_view name);
+std::vector<std::string> kind_list();
 std::string kind_names();
 
 // What a component is built with: its defaults; for a required key the
