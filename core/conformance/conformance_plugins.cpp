@@ -77,7 +77,7 @@ void configure(const Selection& selection) {
     try {
       s.registry.component(*selection.kind, selection.name);
     } catch (const Error& unknown) {  // a name on the command line: a usage error, naming the known ones
-      throw UsageError(std::string(unknown.what()) + "; is its plugin in --plugin-path?");
+      throw UsageError(unknown.what());
     }
   }
   std::optional<ComponentId> named;

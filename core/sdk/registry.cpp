@@ -42,8 +42,12 @@ std::string with_article(ComponentKind kind) {
 void throw_unknown_component(ComponentKind kind, const std::string& name, const std::vector<std::string>& known,
                              const std::vector<RefusedPlugin>& refused) {
   std::string message = std::string("unknown ") + to_string(kind) + " '" + name + "'";
-  if (auto best = closest_match(name, known); !best.empty()) message += "; did you mean '" + best + "'?";
+  const std::string best = closest_match(name, known);
+  if (!best.empty()) message += "; did you mean '" + best + "'?";
   message += " (known: " + join(known) + ")";
+  // Not a typo of a known one: most often a plugin of the user's own that was not on the path.
+  if (best.empty() && refused.empty())
+    message += "; a plugin of your own: give the folder of its liborchestrate_*.so with --plugin-path";
   // Which file would have had it cannot be known, so every refused one is named.
   for (std::size_t i = 0; i < refused.size(); ++i)
     message += (i == 0 ? "; it may be in a plugin file that could not be loaded: " : "; also: ") + refused[i].message;

@@ -297,6 +297,14 @@ TEST(Cli, PluginsAndDescribe) {
   auto resnet = run_orchestrate("describe model resnet");
   EXPECT_NE(resnet.output.find("unknown model 'resnet'; did you mean 'resnet_v1'?"), std::string::npos) << resnet.output;
 
+  // A name like none known: most often the user's own plugin, not on the path.
+  auto own = run_orchestrate("describe hook loss_logger");
+  EXPECT_EQ(own.exit_code, 3);
+  EXPECT_TRUE(own.output.ends_with(
+      "(known: log_every_n_steps, print_model_statistics, profile, stop_at_step); a plugin of your own: give the "
+      "folder of its liborchestrate_*.so with --plugin-path\n"))
+      << own.output;
+
   // A kind as the recipe's table spells it; a kind or a table mistyped; a kind alone lists its components.
   auto schedule = run_orchestrate("describe schedule piecewise");
   EXPECT_EQ(schedule.exit_code, 0) << schedule.output;
