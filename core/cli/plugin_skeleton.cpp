@@ -1,6 +1,7 @@
 #include "cli/plugin_skeleton.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <fstream>
 #include <regex>
@@ -123,15 +124,24 @@ std::vector<fs::path> write_plugin_skeleton(const std::string& kind, const std::
   const auto files = plugin_skeleton(kind, name);
   check_directory(dir);
   std::error_code ec;
+  const bool made_here = !fs::exists(dir, ec);
   fs::create_directories(dir, ec);
   if (ec) throw Error("new-plugin: cannot create directory '" + dir.string() + "': " + ec.message());
   std::vector<fs::path> written;
   for (const auto& file : files) {
     const auto path = dir / file.path;
     std::ofstream out(path, std::ios::binary);
+    const int open_error = out ? 0 : errno;  // the system's reason (a name too long, no permission)
     out << file.text;
     out.close();
-    if (!out) throw Error("new-plugin: cannot write '" + path.string() + "'");
+    if (!out) {
+      // All or nothing: what was written goes, so the same command can run again.
+      for (const auto& done : written) fs::remove(done, ec);
+      if (made_here) fs::remove(dir, ec);
+      throw Error("new-plugin: cannot write '" + path.string() + "'" +
+                  (open_error != 0 ? ": " + std::generic_category().message(open_error) : std::string()) +
+                  "; nothing was written");
+    }
     written.push_back(path);
   }
   return written;

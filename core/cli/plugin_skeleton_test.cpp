@@ -125,4 +125,22 @@ TEST(PluginSkeleton, ABadNameIsReportedBeforeTheDirectoryIsMade) {
   EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
+// A file the system will not write (here a name longer than a file name
+// may be): the system's reason, and nothing left behind, so the same
+// command can run again once the name is shortened.
+TEST(PluginSkeleton, AFileThatCannotBeWrittenLeavesNothingAndSaysWhy) {
+  ScratchDir scratch;
+  const auto dir = scratch.path() / "long";
+  const std::string name = "n" + std::string(300, 'x');
+  std::string message;
+  try {
+    write_plugin_skeleton("hook", name, dir);
+  } catch (const orchestrate::Error& e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("new-plugin: cannot write '"), std::string::npos) << message;
+  EXPECT_NE(message.find(": File name too long; nothing was written"), std::string::npos) << message;
+  EXPECT_FALSE(std::filesystem::exists(dir)) << "the directory it made is gone too";
+}
+
 }  // namespace
