@@ -126,8 +126,9 @@ std::vector<std::string> check_resume_recipe(const CheckpointMeta& checkpoint, c
       continue;
     }
     refused.push_back(what + (judgement != judged.end() ? " (" + judgement->second + ")" : ""));
-    restore += (restore.empty() ? "" : " ") + (values.first == kUnsetValue ? "drop the --set of " + key
-                                                                           : "--set " + shell_word(key + "=" + values.first));
+    const std::string undo =
+        values.first == kUnsetValue ? "drop the --set of " + key : "--set " + shell_word(key + "=" + values.first);
+    restore += (restore.empty() ? "" : " ") + undo;
   }
   if (!refused.empty()) {
     std::string list;

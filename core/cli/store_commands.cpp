@@ -52,7 +52,8 @@ int store_upgrade_command(const std::vector<std::string>& arguments) {
   }
   const RunStore store(path);  // opening it for writing migrates it (run_store_schema.h)
   const int latest = latest_schema_version();
-  if (before == latest) std::cout << path << ": run-store schema version " << latest << ", this orchestrate's already\n";
+  if (before == latest)
+    std::cout << path << ": run-store schema version " << latest << ", this orchestrate's already\n";
   else std::cout << path << ": run-store schema version " << before << " -> " << latest << "\n";
   return 0;
 }

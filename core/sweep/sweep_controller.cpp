@@ -145,7 +145,8 @@ Job SweepController::job_for(const SweepTrialRecord& trial) const {
   const std::string number = std::to_string(trial.trial);
   const std::string db = store_of(trial.trial);
   job.arguments = {"run", setup_.recipe_path, "--quiet", "--format", "json", "--db", db,
-                   "--tag", "sweep=" + spec_.name, "--tag", std::string(kSweepIdTag) + "=" + std::to_string(setup_.sweep_id),
+                   "--tag", "sweep=" + spec_.name, "--tag",
+                   std::string(kSweepIdTag) + "=" + std::to_string(setup_.sweep_id),
                    "--tag", "trial=" + number, "--set", "run.name=" + spec_.name + "-" + number,
                    "--set", "run.threads=" + std::to_string(spec_.threads)};
   for (const auto& [key, value] : trial.overrides)

@@ -36,7 +36,8 @@ void TrialProblems::add(const Trial& trial, const std::string& error) {
 std::vector<std::string> TrialProblems::lines() const {
   std::vector<const Problem*> ordered;
   for (const Problem& problem : problems_) ordered.push_back(&problem);
-  std::stable_sort(ordered.begin(), ordered.end(), [](const Problem* a, const Problem* b) { return a->line < b->line; });
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [](const Problem* a, const Problem* b) { return a->line < b->line; });
   std::vector<std::string> out;
   for (const Problem* problem : ordered) {
     const std::size_t others = problem->trials.size() - 1;

@@ -79,7 +79,8 @@ std::unique_ptr<LrSchedule> build_schedule(const Settings& s, const Registry& re
     const double length = sched.warmup_length * (sched.warmup_in_epochs ? static_cast<double>(updates_per_epoch) : 1.0);
     warmup = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(length)));
   }
-  const ScheduleContext context{s.optimizer.base_lr, updates_per_epoch, std::max<std::int64_t>(1, total_updates - warmup)};
+  const ScheduleContext context{s.optimizer.base_lr, updates_per_epoch,
+                                std::max<std::int64_t>(1, total_updates - warmup)};
   auto schedule = guarded("schedule", sched.plugin,
                           [&] { return registry.lr_schedules().get(sched.plugin).create(sched.params, context); });
   require(schedule, "schedule", sched.plugin, "schedule");
