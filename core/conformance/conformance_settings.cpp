@@ -10,6 +10,7 @@
 #include "engine/recipe/param_conversion.h"
 #include "limits/checked_toml.h"
 #include "limits/nesting_check.h"
+#include "orchestrate/closest_match.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate::conformance {
@@ -50,10 +51,12 @@ Params read_keys(const std::string& path, const Keys& keys, const ComponentInfo&
     const toml::node& node = *node_pointer;
     const std::string name(key.str());
     const ParamSpec* spec = info.schema.find(name);
-    if (!spec)
+    if (!spec) {
+      const std::string nearest = closest_match(name, info.schema.names());
       throw RecipeError(at(path, key.source()) + "unknown key '" + name + "' for " + to_string(info.kind) + " " +
-                        info.name + " (orchestrate describe " + to_string(info.kind) + " " + info.name +
-                        " lists its keys)");
+                        info.name + (nearest.empty() ? "" : "; did you mean '" + nearest + "'?") +
+                        " (orchestrate describe " + to_string(info.kind) + " " + info.name + " lists its keys)");
+    }
     std::string why;
     const auto value = value_from_toml(*spec, node, why);
     if (!value) throw RecipeError(at(path, node.source()) + "'" + name + "': " + why);
