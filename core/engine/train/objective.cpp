@@ -2,6 +2,7 @@
 
 #include <ATen/ops/cross_entropy_loss.h>
 
+#include "checkpoint/safetensors_header.h"
 #include "orchestrate/error.h"
 
 namespace orchestrate {
@@ -9,11 +10,9 @@ namespace orchestrate {
 void check_logits_shape(const at::Tensor& logits, std::int64_t batch, std::int64_t num_classes,
                         const std::string& model) {
   if (logits.dim() == 2 && logits.size(0) == batch && logits.size(1) == num_classes) return;
-  std::string shape = "[";
-  for (std::int64_t d = 0; d < logits.dim(); ++d) shape += (d ? ", " : "") + std::to_string(logits.size(d));
-  shape += "]";
-  throw Error("[model] " + model + " returned logits of shape " + shape + " for a batch of " + std::to_string(batch) +
-              " images; the data set has " + std::to_string(num_classes) + " classes, so it must return [" +
+  throw Error("[model] " + model + " returned logits of shape " + shape_text(logits.sizes()) + " for a batch of " +
+              std::to_string(batch) + " images; the data set has " + std::to_string(num_classes) +
+              " classes, so it must return [" +
               std::to_string(batch) + ", " + std::to_string(num_classes) +
               "]: build the model's last layer for ModelInput::num_classes (orchestrate conformance model " + model +
               " checks it)");
